@@ -1,0 +1,60 @@
+package flake
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors. Every error this package returns wraps exactly one of these, so
+// callers test with errors.Is; the wrapping message says what was wrong and
+// quotes the input.
+var (
+	// ErrLength: a text form that is not exactly 13 bytes, a binary form
+	// that is not exactly 8 bytes, or an empty decimal.
+	ErrLength = errors.New("flake: wrong length")
+	// ErrCharacter: a byte outside the Crockford Base32 alphabet (I, L, O, U,
+	// hyphens, spaces and non-ASCII included), or a non-digit in a decimal.
+	ErrCharacter = errors.New("flake: invalid character")
+	// ErrOverflow: a text or binary form above 7ZZZZZZZZZZZZ (2^63-1).
+	ErrOverflow = errors.New("flake: value above 7ZZZZZZZZZZZZ")
+	// ErrIntRange: an integer that is not a valid ID: negative, or above
+	// 2^63-1.
+	ErrIntRange = errors.New("flake: integer out of range")
+	// ErrEpochRange: an epoch before 1970-01-01 or so late that IDs would
+	// carry times past year 9999.
+	ErrEpochRange = errors.New("flake: epoch out of range")
+	// ErrTimeRange: a time before the epoch or more than 2^43-1 ms after it.
+	ErrTimeRange = errors.New("flake: time out of range")
+	// ErrMonotonicOverflow: the generator has used up the randomness of the
+	// current millisecond. [Generator.New] returns it and leaves its state
+	// unchanged; [Generator.NewWait] waits for the next millisecond instead.
+	ErrMonotonicOverflow = errors.New("flake: monotonic overflow: the randomness of this millisecond is used up; retry in the next millisecond or call NewWait")
+	// ErrOption: an invalid generator option.
+	ErrOption = errors.New("flake: invalid option")
+	// ErrJSON: a JSON value that is neither a string nor a non-negative
+	// integer.
+	ErrJSON = errors.New("flake: invalid JSON ID")
+)
+
+// maxQuoted bounds how much of a bad input an error message repeats.
+const maxQuoted = 64
+
+// quote returns s quoted for an error message, cut at maxQuoted bytes.
+func quote(s string) string {
+	if len(s) > maxQuoted {
+		return fmt.Sprintf("%q... (%d bytes)", s[:maxQuoted], len(s))
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+func lengthError(s string, want int) error {
+	return fmt.Errorf("%w: %s is %d bytes, want %d", ErrLength, quote(s), len(s), want)
+}
+
+func characterError(s string, i int, what string) error {
+	return fmt.Errorf("%w: %s has %q at byte %d, not %s", ErrCharacter, quote(s), s[i], i, what)
+}
+
+func intRangeError(v int64) error {
+	return fmt.Errorf("%w: %d is negative", ErrIntRange, v)
+}

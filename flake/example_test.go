@@ -1,0 +1,170 @@
+package flake_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ulidflake/ulidflake/flake"
+)
+
+func ExampleNew() {
+	id, err := flake.New()
+	if err != nil {
+		panic(err) // flake.ErrMonotonicOverflow: more than ~4,000 IDs in this millisecond
+	}
+	fmt.Println(len(id.String()), id > 0)
+	// Output: 13 true
+}
+
+func ExampleNewWait() {
+	id, err := flake.NewWait(context.Background())
+	fmt.Println(id > 0, err)
+	// Output: true <nil>
+}
+
+func ExampleParse() {
+	id, err := flake.Parse("00ezjcrcb4650") // case-insensitive
+	fmt.Println(id, id.Int64(), err)
+
+	_, err = flake.Parse("8000000000000")
+	fmt.Println(errors.Is(err, flake.ErrOverflow), err)
+	// Output:
+	// 00EZJCRCB4650 16873543940839584 <nil>
+	// true flake: value above 7ZZZZZZZZZZZZ: "8000000000000"
+}
+
+func ExampleMustParse() {
+	fmt.Println(flake.MustParse("7ZZZZZZZZZZZZ") == flake.Max)
+	// Output: true
+}
+
+func ExampleParseInt() {
+	id, err := flake.ParseInt("16873543940839584")
+	fmt.Println(id, err)
+	_, err = flake.ParseInt("-1")
+	fmt.Println(err)
+	// Output:
+	// 00EZJCRCB4650 <nil>
+	// flake: integer out of range: "-1" is negative
+}
+
+func ExampleFromInt() {
+	id, err := flake.FromInt(16873543940839584)
+	fmt.Println(id, err)
+	_, err = flake.FromInt(-5)
+	fmt.Println(errors.Is(err, flake.ErrIntRange))
+	// Output:
+	// 00EZJCRCB4650 <nil>
+	// true
+}
+
+func ExampleID_fields() {
+	id := flake.MustParse("00EZJCRCB4B32") // scalable, SID 2
+	fmt.Println(id.Timestamp(), id.Time().Format(flake.RFC3339Milli))
+	fmt.Println(id.Randomness(), id.ScalableRandomness(), id.SID())
+	// Output:
+	// 16091865483 2024-07-05T05:57:45.483Z
+	// 142434 4451 2
+}
+
+func ExampleID_Compare() {
+	a, b := flake.MustParse("00EZJCRCB4650"), flake.MustParse("00EZJCRCBDKGC")
+	fmt.Println(a.Compare(b), a < b, a.IsZero(), flake.Zero.IsZero())
+	// Output: -1 true false true
+}
+
+func ExampleID_AppendText() {
+	buf := []byte("id=")
+	buf, err := flake.MustParse("00EZJCRCB4650").AppendText(buf)
+	fmt.Println(string(buf), err)
+	// Output: id=00EZJCRCB4650 <nil>
+}
+
+func ExampleID_MarshalBinary() {
+	b, _ := flake.MustParse("00EZJCRCB4650").MarshalBinary()
+	var id flake.ID
+	err := id.UnmarshalBinary(b)
+	fmt.Printf("%x %s %v\n", b, id, err)
+	// Output: 003bf26618b218a0 00EZJCRCB4650 <nil>
+}
+
+func ExampleID_MarshalJSON() {
+	type Order struct {
+		ID flake.ID `json:"id"`
+	}
+	out, _ := json.Marshal(Order{ID: flake.MustParse("00EZJCRCB4650")})
+	fmt.Println(string(out))
+
+	// A string, or a bare integer from systems that send numbers.
+	var in Order
+	err := json.Unmarshal([]byte(`{"id":16873543940839584}`), &in)
+	fmt.Println(in.ID, err)
+	// Output:
+	// {"id":"00EZJCRCB4650"}
+	// 00EZJCRCB4650 <nil>
+}
+
+func ExampleNewGenerator() {
+	// The scalable layout: every process of the fleet gets its own SID.
+	g, err := flake.NewGenerator(flake.WithSID(7), flake.WithEntropy(2))
+	if err != nil {
+		panic(err)
+	}
+	id, err := g.NewWait(context.Background())
+	fmt.Println(id.SID(), err)
+
+	_, err = flake.NewGenerator(flake.WithSID(32))
+	fmt.Println(err)
+	// Output:
+	// 7 <nil>
+	// flake: invalid option: SID 32 is not in 0..31
+}
+
+func ExampleGenerator_New() {
+	// A clock fixed in tests: New reports overflow instead of waiting.
+	at := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	g, _ := flake.NewGenerator(flake.WithClock(func() time.Time { return at }))
+	n := 0
+	for {
+		if _, err := g.New(); errors.Is(err, flake.ErrMonotonicOverflow) {
+			break
+		}
+		n++
+	}
+	fmt.Println(n > 0)
+	// Output: true
+}
+
+func ExampleWithEpoch() {
+	epoch, err := flake.NewEpoch(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		panic(err)
+	}
+	at := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	g, _ := flake.NewGenerator(flake.WithEpoch(epoch), flake.WithClock(func() time.Time { return at }))
+	id, _ := g.New()
+	// Read under the wrong epoch, the same ID lands four years late.
+	fmt.Println(epoch, epoch.Time(id).Format(flake.RFC3339Milli), id.Time().Format(flake.RFC3339Milli))
+	// Output: 2020-01-01T00:00:00.000Z 2025-01-01T00:00:00.000Z 2029-01-01T00:00:00.000Z
+}
+
+func ExampleMinID() {
+	// Rows created in [from, to): WHERE id >= $1 AND id < $2, on the primary key.
+	from := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+	to := from.Add(24 * time.Hour)
+	lo, _ := flake.MinID(from)
+	hi, _ := flake.MinID(to)
+	fmt.Println(lo, hi)
+	// Output: 019K7FK000000 019NSWA000000
+}
+
+func ExampleMaxID() {
+	at := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+	lo, _ := flake.MinID(at)
+	hi, _ := flake.MaxID(at)
+	fmt.Println(lo, hi, int64(hi-lo+1)) // a millisecond holds 2^20 IDs
+	// Output: 019K7FK000000 019K7FK00ZZZZ 1048576
+}

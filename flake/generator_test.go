@@ -1,0 +1,353 @@
+package flake
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeClock is a clock that tests move by hand.
+type fakeClock struct{ ms atomic.Int64 }
+
+func newFakeClock(t time.Time) *fakeClock {
+	c := &fakeClock{}
+	c.ms.Store(t.UnixMilli())
+	return c
+}
+
+func (c *fakeClock) Now() time.Time      { return time.UnixMilli(c.ms.Load()) }
+func (c *fakeClock) Add(d time.Duration) { c.ms.Add(d.Milliseconds()) }
+func (c *fakeClock) Set(t time.Time)     { c.ms.Store(t.UnixMilli()) }
+func mustGen(t testing.TB, opts ...Option) *Generator {
+	t.Helper()
+	g, err := NewGenerator(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+var t2025 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+
+func TestGeneratorConcurrentUniqueAndIncreasing(t *testing.T) {
+	const workers, perWorker = 8, 125_000 // 1e6 IDs
+	g := mustGen(t)
+	results := make([][]ID, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			ids := make([]ID, perWorker)
+			for i := range ids {
+				id, err := g.NewWait(context.Background())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				ids[i] = id
+			}
+			results[w] = ids
+		})
+	}
+	wg.Wait()
+	var all []ID
+	for w, ids := range results {
+		for i := 1; i < len(ids); i++ {
+			if ids[i] <= ids[i-1] {
+				t.Fatalf("worker %d: ID %d (%s) not above the previous %s", w, i, ids[i], ids[i-1])
+			}
+		}
+		all = append(all, ids...)
+	}
+	if len(all) != workers*perWorker {
+		t.Fatalf("got %d IDs", len(all))
+	}
+	slices.Sort(all)
+	for i := 1; i < len(all); i++ {
+		if all[i] == all[i-1] {
+			t.Fatalf("duplicate ID %s", all[i])
+		}
+	}
+	if all[0] <= 0 {
+		t.Fatalf("non-positive ID %d", all[0])
+	}
+}
+
+func TestGeneratorClockSteppedBack(t *testing.T) {
+	for _, opts := range [][]Option{nil, {WithSID(7)}} {
+		clock := newFakeClock(t2025)
+		g := mustGen(t, append(opts, WithClock(clock.Now))...)
+		var last ID
+		step := func() {
+			id, err := g.NewWait(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if id <= last {
+				t.Fatalf("ID %s not above %s after the clock moved to %s", id, last, clock.Now().UTC())
+			}
+			last = id
+		}
+		for range 100 {
+			step()
+			clock.Add(time.Millisecond)
+		}
+		clock.Add(-time.Hour) // NTP steps the clock back
+		for range 10_000 {    // more than one millisecond's capacity
+			step()
+		}
+		if last.Time().Before(t2025) {
+			t.Fatalf("timestamp went back to %s", last.Time())
+		}
+		clock.Add(2 * time.Hour) // and forward again
+		step()
+		if got := last.Time(); !got.Equal(t2025.Add(time.Hour + 100*time.Millisecond)) {
+			t.Fatalf("after the clock caught up, time = %s", got)
+		}
+	}
+}
+
+func TestGeneratorOverflow(t *testing.T) {
+	for _, tc := range []struct {
+		sid     int // -1: stand-alone
+		entropy int
+	}{
+		{-1, 1}, {-1, 2}, {-1, 3}, {0, 1}, {31, 1}, {5, 2},
+	} {
+		opts := []Option{WithEntropy(tc.entropy)}
+		if tc.sid >= 0 {
+			opts = append(opts, WithSID(tc.sid))
+		}
+		clock := newFakeClock(t2025)
+		g := mustGen(t, append(opts, WithClock(clock.Now))...)
+		ms := clock.Now().UnixMilli() - DefaultEpochUnixMilli
+
+		// New fails with ErrMonotonicOverflow once the millisecond is used
+		// up. The state stays as it was: a retry may still fit a smaller
+		// random step, and whatever it returns is above the last ID.
+		var ids []ID
+		failures := 0
+		for failures < 50 {
+			id, err := g.New()
+			if err != nil {
+				if !errors.Is(err, ErrMonotonicOverflow) {
+					t.Fatalf("%+v: error %v, want ErrMonotonicOverflow", tc, err)
+				}
+				failures++
+				continue
+			}
+			if id.Timestamp() != ms {
+				t.Fatalf("%+v: timestamp %d, want %d", tc, id.Timestamp(), ms)
+			}
+			if tc.sid >= 0 && id.SID() != tc.sid {
+				t.Fatalf("%+v: SID %d in %s", tc, id.SID(), id)
+			}
+			if len(ids) > 0 && id <= ids[len(ids)-1] {
+				t.Fatalf("%+v: %s not above %s", tc, id, ids[len(ids)-1])
+			}
+			ids = append(ids, id)
+		}
+		// NewWait returns what still fits this millisecond, then waits and
+		// crosses to the next one once the clock gets there.
+		go func() { time.Sleep(5 * time.Millisecond); clock.Add(time.Millisecond) }()
+		for last := ids[len(ids)-1]; last.Timestamp() == ms; {
+			id, err := g.NewWait(context.Background())
+			if err != nil || id <= last || id.Timestamp() > ms+1 {
+				t.Fatalf("%+v: NewWait = %s (ts %d), %v after %s", tc, id, id.Timestamp(), err, last)
+			}
+			if tc.sid >= 0 && id.SID() != tc.sid {
+				t.Fatalf("%+v: SID %d after the wait", tc, id.SID())
+			}
+			last = id
+		}
+		t.Logf("%+v: %d IDs in the millisecond", tc, len(ids))
+	}
+}
+
+func TestGeneratorNewWaitHonoursContext(t *testing.T) {
+	clock := newFakeClock(t2025) // never moves
+	g := mustGen(t, WithClock(clock.Now))
+	for {
+		if _, err := g.New(); err != nil {
+			break
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	for {
+		_, err := g.NewWait(ctx)
+		if err != nil {
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("NewWait error = %v, want deadline exceeded", err)
+			}
+			return
+		}
+	}
+}
+
+// constSource always returns the same value, to force a given randomness.
+type constSource uint64
+
+func (c constSource) Uint64() uint64 { return uint64(c) }
+
+func TestGeneratorNeverReturnsZero(t *testing.T) {
+	g := mustGen(t, WithClock(func() time.Time { return time.UnixMilli(DefaultEpochUnixMilli) }), WithRandom(constSource(0)))
+	id, err := g.New()
+	if err != nil || id == 0 {
+		t.Fatalf("New at the epoch with zero randomness = %d, %v", id, err)
+	}
+}
+
+func TestGeneratorTimeLimits(t *testing.T) {
+	epoch, err := NewEpoch(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		now time.Time
+		err error
+	}{
+		{epoch.Time(0).Add(-time.Millisecond), ErrTimeRange},
+		{epoch.Time(0), nil},
+		{epoch.Time(Max), nil},
+		{epoch.Time(Max).Add(time.Millisecond), ErrTimeRange},
+	} {
+		g := mustGen(t, WithEpoch(epoch), WithClock(func() time.Time { return tc.now }))
+		id, err := g.New()
+		if !errors.Is(err, tc.err) || (err != nil) != (tc.err != nil) {
+			t.Errorf("New at %s: error %v, want %v", tc.now, err, tc.err)
+			continue
+		}
+		if err == nil && !epoch.Time(id).Equal(tc.now) {
+			t.Errorf("New at %s: ID carries %s", tc.now, epoch.Time(id))
+		}
+	}
+}
+
+func TestGeneratorOptions(t *testing.T) {
+	for _, opts := range [][]Option{
+		{WithSID(-1)}, {WithSID(32)}, {WithEntropy(0)}, {WithEntropy(4)},
+		{WithSID(1), WithEntropy(3)}, {WithClock(nil)}, {WithRandom(nil)},
+	} {
+		if _, err := NewGenerator(opts...); !errors.Is(err, ErrOption) {
+			t.Errorf("NewGenerator error = %v, want ErrOption", err)
+		}
+	}
+	// The SID is in every scalable ID.
+	for sid := range MaxSID + 1 {
+		g := mustGen(t, WithSID(sid))
+		for range 300 {
+			id, err := g.NewWait(context.Background())
+			if err != nil || id.SID() != sid {
+				t.Fatalf("SID %d: got %s (SID %d), %v", sid, id, id.SID(), err)
+			}
+		}
+	}
+}
+
+func TestGeneratorRandomnessIsUnpredictable(t *testing.T) {
+	// Two generators at the same instant start at different randomness, and
+	// steps within a millisecond vary.
+	clock := newFakeClock(t2025)
+	a, b := mustGen(t, WithClock(clock.Now)), mustGen(t, WithClock(clock.Now))
+	x, _ := a.New()
+	y, _ := b.New()
+	if x == y {
+		t.Fatalf("two generators started at the same ID %s", x)
+	}
+	steps := map[ID]bool{}
+	prev := x
+	for range 20 {
+		id, err := a.New()
+		if err != nil {
+			break
+		}
+		steps[id-prev] = true
+		prev = id
+	}
+	if len(steps) < 5 {
+		t.Fatalf("only %d distinct steps in 20 IDs", len(steps))
+	}
+}
+
+func TestEpoch(t *testing.T) {
+	if DefaultEpoch.String() != "2024-01-01T00:00:00.000Z" || DefaultEpoch.UnixMilli() != 1704067200000 {
+		t.Fatalf("DefaultEpoch = %s", DefaultEpoch)
+	}
+	e, err := NewEpoch(time.Unix(0, 0))
+	if err != nil || e.UnixMilli() != 0 || e == DefaultEpoch {
+		t.Fatalf("NewEpoch(1970) = %v, %v", e, err)
+	}
+	for _, bad := range []time.Time{time.Unix(0, 0).Add(-time.Millisecond), time.Date(9800, 1, 1, 0, 0, 0, 0, time.UTC)} {
+		if _, err := NewEpoch(bad); !errors.Is(err, ErrEpochRange) {
+			t.Errorf("NewEpoch(%s) error = %v", bad, err)
+		}
+	}
+	if got := MustParse("7ZZZZZZZZZZZZ").Time(); got.Format(RFC3339Milli) != "2302-09-27T15:10:22.207Z" {
+		t.Errorf("Max.Time() = %s", got.Format(RFC3339Milli))
+	}
+}
+
+func TestBounds(t *testing.T) {
+	at := time.Date(2025, 3, 4, 5, 6, 7, 891_234_567, time.UTC)
+	lo, err := MinID(at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hi, err := MaxID(at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := at.Truncate(time.Millisecond)
+	if !lo.Time().Equal(ms) || !hi.Time().Equal(ms) || lo.Randomness() != 0 || hi.Randomness() != 1<<20-1 {
+		t.Fatalf("bounds %s..%s", lo, hi)
+	}
+	// Every ID generated in the millisecond lies within the bounds; the
+	// neighbours of the bounds do not.
+	g := mustGen(t, WithClock(func() time.Time { return at }))
+	for {
+		id, err := g.New()
+		if err != nil {
+			break
+		}
+		if id < lo || id > hi {
+			t.Fatalf("%s outside %s..%s", id, lo, hi)
+		}
+	}
+	if (lo - 1).Time().Equal(ms) || (hi + 1).Time().Equal(ms) {
+		t.Fatalf("bounds are not tight")
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 1000 {
+		ts := time.UnixMilli(DefaultEpochUnixMilli + r.Int64N(MaxTimestamp))
+		lo, _ := MinID(ts)
+		hi, _ := MaxID(ts)
+		if !lo.Time().Equal(ts) || !hi.Time().Equal(ts) || hi-lo != 1<<20-1 {
+			t.Fatalf("bounds of %s: %s..%s", ts, lo, hi)
+		}
+	}
+	for _, bad := range []time.Time{time.UnixMilli(DefaultEpochUnixMilli - 1), Max.Time().Add(time.Millisecond)} {
+		if _, err := MinID(bad); !errors.Is(err, ErrTimeRange) {
+			t.Errorf("MinID(%s) error = %v", bad, err)
+		}
+		if _, err := MaxID(bad); !errors.Is(err, ErrTimeRange) {
+			t.Errorf("MaxID(%s) error = %v", bad, err)
+		}
+	}
+}
+
+func TestNewAllocatesNothing(t *testing.T) {
+	g := mustGen(t)
+	if n := testing.AllocsPerRun(1000, func() { _, _ = g.New() }); n != 0 {
+		t.Errorf("New allocates %v times", n)
+	}
+	id := MustParse("00EZJCRCB4650")
+	buf := make([]byte, 0, 32)
+	if n := testing.AllocsPerRun(1000, func() { _, _ = Parse("00EZJCRCB4650"); buf, _ = id.AppendText(buf[:0]) }); n != 0 {
+		t.Errorf("Parse and AppendText allocate %v times", n)
+	}
+}

@@ -1,0 +1,89 @@
+package flake
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// AppendBinary appends the 8-byte big-endian form to b. It returns
+// [ErrIntRange] for a negative value.
+func (id ID) AppendBinary(b []byte) ([]byte, error) {
+	if id < 0 {
+		return b, intRangeError(int64(id))
+	}
+	return binary.BigEndian.AppendUint64(b, uint64(id)), nil
+}
+
+// MarshalBinary implements [encoding.BinaryMarshaler]: 8 bytes, big-endian.
+func (id ID) MarshalBinary() ([]byte, error) {
+	return id.AppendBinary(make([]byte, 0, BinaryLen))
+}
+
+// UnmarshalBinary implements [encoding.BinaryUnmarshaler]. It returns
+// [ErrLength] unless b is 8 bytes long and [ErrOverflow] when the sign bit is
+// set.
+func (id *ID) UnmarshalBinary(b []byte) error {
+	if len(b) != BinaryLen {
+		return fmt.Errorf("%w: binary ID is %d bytes, want %d", ErrLength, len(b), BinaryLen)
+	}
+	v := binary.BigEndian.Uint64(b)
+	if v > uint64(Max) {
+		return fmt.Errorf("%w: binary ID %#016x has the sign bit set", ErrOverflow, v)
+	}
+	*id = ID(v)
+	return nil
+}
+
+// MarshalJSON implements [json.Marshaler]: a JSON string holding the text
+// form. A number would lose precision in JavaScript: nearly every ID is
+// above 2^53.
+func (id ID) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, EncodedLen+2)
+	b = append(b, '"')
+	b, err := id.AppendText(b)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '"'), nil
+}
+
+// UnmarshalJSON implements [json.Unmarshaler]. It accepts a JSON string
+// holding the text form (a quoted all-digit string is Base32, never decimal)
+// and, for interoperability, a bare non-negative JSON integer. JSON null
+// leaves id unchanged, as encoding/json does for other types. Anything else
+// returns [ErrJSON]; a bad string or integer returns the error of [Parse] or
+// [ParseInt].
+func (id *ID) UnmarshalJSON(b []byte) error {
+	var v ID
+	var err error
+	switch {
+	case len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"':
+		s := b[1 : len(b)-1]
+		if bytes.IndexByte(s, '\\') >= 0 { // escaped characters: let encoding/json decode them
+			var str string
+			if json.Unmarshal(b, &str) != nil {
+				return fmt.Errorf("%w: %s is not a valid JSON string", ErrJSON, quote(string(b)))
+			}
+			v, err = Parse(str)
+		} else {
+			v, err = parse(s)
+		}
+	case string(b) == "null":
+		return nil
+	case len(b) > 0 && (b[0] >= '0' && b[0] <= '9' || b[0] == '-'):
+		v, err = parseInt(b)
+		if err != nil && !errors.Is(err, ErrIntRange) {
+			err = fmt.Errorf("%w: %s is not a non-negative integer", ErrJSON, quote(string(b)))
+		}
+	default:
+		err = fmt.Errorf("%w: %s is neither a string nor a non-negative integer", ErrJSON, quote(string(b)))
+	}
+	if err != nil {
+		return err
+	}
+	*id = v
+	return nil
+}

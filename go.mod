@@ -1,0 +1,3 @@
+module github.com/ulidflake/ulidflake
+
+go 1.25.0
