@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ulidflake/ulidflake/flake"
+)
+
+func runCLI(stdin string, args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = run(args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestNew(t *testing.T) {
+	before := time.Now().Add(-time.Millisecond)
+	code, out, errOut := runCLI("", "new", "-n", "500")
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	lines := strings.Fields(out)
+	if len(lines) != 500 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	var prev flake.ID
+	for _, l := range lines {
+		id, err := flake.Parse(l)
+		if err != nil || id <= prev {
+			t.Fatalf("line %q: %v (previous %s)", l, err, prev)
+		}
+		if at := id.Time(); at.Before(before.Truncate(time.Millisecond)) || at.After(time.Now()) {
+			t.Fatalf("ID %s carries %s", id, at)
+		}
+		prev = id
+	}
+}
+
+func TestNewFormats(t *testing.T) {
+	for format, check := range map[string]func(string) (flake.ID, error){
+		"base32": flake.Parse,
+		"int":    flake.ParseInt,
+		"json": func(s string) (id flake.ID, err error) {
+			err = json.Unmarshal([]byte(s), &id)
+			if !strings.HasPrefix(s, `"`) {
+				t.Errorf("json output %s is not a string", s)
+			}
+			return id, err
+		},
+		"hex": func(s string) (flake.ID, error) {
+			var v int64
+			_, err := fmt.Sscanf(s, "0x%x", &v)
+			return flake.ID(v), err
+		},
+	} {
+		code, out, errOut := runCLI("", "new", "-n", "3", "-sid", "9", "-entropy", "2", "-format", format)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", format, code, errOut)
+		}
+		for _, l := range strings.Fields(out) {
+			id, err := check(l)
+			if err != nil || id.SID() != 9 || id == 0 {
+				t.Errorf("%s: %q -> %s (SID %d), %v", format, l, id, id.SID(), err)
+			}
+		}
+	}
+}
+
+func TestNewEpoch(t *testing.T) {
+	code, out, _ := runCLI("", "new", "-epoch", "2020-01-01T00:00:00Z", "-format", "int")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	id, _ := flake.ParseInt(strings.TrimSpace(out))
+	epoch, _ := flake.NewEpoch(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
+	if d := time.Since(epoch.Time(id)); d < 0 || d > time.Minute {
+		t.Fatalf("ID under the 2020 epoch carries %s", epoch.Time(id))
+	}
+}
+
+func TestInspect(t *testing.T) {
+	want := []string{
+		"id          00EZJCRCB4650",
+		"time        2024-07-05T05:57:45.483Z",
+		"timestamp   16091865483 ms since 2024-01-01T00:00:00.000Z",
+		"stand-alone randomness=137376",
+		"scalable    randomness=4293 sid=0",
+		"int         16873543940839584",
+		"hex         0x3bf26618b218a0",
+		"binary      0b111011111100100110011000011000101100100001100010100000",
+	}
+	for _, tc := range []struct {
+		stdin string
+		args  []string
+	}{
+		{"", []string{"inspect", "00EZJCRCB4650"}},
+		{"", []string{"inspect", "00ezjcrcb4650"}},
+		{"", []string{"inspect", "16873543940839584"}},
+		{"00EZJCRCB4650\n", []string{"inspect"}},
+	} {
+		code, out, errOut := runCLI(tc.stdin, tc.args...)
+		if code != 0 || errOut != "" {
+			t.Fatalf("%v: exit %d, stderr %q", tc.args, code, errOut)
+		}
+		if got := strings.Split(strings.TrimSpace(out), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%v:\n%s", tc.args, out)
+		}
+	}
+	// Several IDs from stdin, blank-separated blocks.
+	code, out, _ := runCLI("00EZJCRCB4650 7ZZZZZZZZZZZZ\n0000000000001\n", "inspect")
+	if code != 0 || strings.Count(out, "id          ") != 3 || !strings.Contains(out, "time        2302-09-27T15:10:22.207Z") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestBadInputExitsTwo(t *testing.T) {
+	for _, tc := range []struct {
+		stdin string
+		args  []string
+		want  string // on stderr
+	}{
+		{"", []string{"inspect", "00EZJCRCB465U"}, `"00EZJCRCB465U" has 'U' at byte 12`},
+		{"", []string{"inspect", "8000000000000"}, `value above 7ZZZZZZZZZZZZ: "8000000000000"`},
+		{"", []string{"inspect", "--", "-5"}, `"-5" is negative`},
+		{"", []string{"inspect", "ABC"}, `"ABC" is 3 bytes, want 13`},
+		{"", []string{"inspect", "00EZJCRCB4650", "nope"}, `"nope"`},
+		{"bad-input\n", []string{"inspect"}, `"bad-input"`},
+		{"", []string{"inspect"}, "no IDs given"},
+		{"", []string{"new", "-sid", "32"}, "SID 32 is not in 0..31"},
+		{"", []string{"new", "-entropy", "4"}, "entropy size 4"},
+		{"", []string{"new", "-format", "xml"}, `-format "xml"`},
+		{"", []string{"new", "-n", "0"}, "-n 0"},
+		{"", []string{"new", "-bogus"}, "flag provided but not defined: -bogus"},
+		{"", []string{"new", "-epoch", "1960-01-01T00:00:00Z"}, "epoch out of range"},
+		{"", []string{"bounds", "yesterday"}, `time "yesterday" is not RFC 3339`},
+		{"", []string{"bounds", "2020-01-01T00:00:00Z", "2021-01-01T00:00:00Z"}, "time out of range"},
+		{"", []string{"bounds", "2025-01-02T00:00:00Z", "2025-01-01T00:00:00Z"}, "is not after FROM"},
+		{"", []string{"bounds"}, "bounds takes FROM"},
+		{"", []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"", nil, "usage:"},
+	} {
+		code, out, errOut := runCLI(tc.stdin, tc.args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, errOut, tc.want)
+		}
+		if tc.args != nil && tc.args[0] == "inspect" && len(tc.args) == 3 && tc.args[1] != "--" && !strings.Contains(out, "00EZJCRCB4650") {
+			t.Errorf("%v: the good ID was not printed: %q", tc.args, out)
+		}
+	}
+}
+
+func TestBounds(t *testing.T) {
+	code, out, errOut := runCLI("", "bounds", "2025-06-01T00:00:00Z", "2025-06-02T00:00:00Z")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := "from  2025-06-01T00:00:00.000Z  id >= 019K7FK000000 (46838631628800000)\n" +
+		"to    2025-06-02T00:00:00.000Z  id <  019NSWA000000 (46929228595200000)\n" +
+		"WHERE id >= 46838631628800000 AND id < 46929228595200000\n"
+	if out != want {
+		t.Fatalf("got\n%s", out)
+	}
+	if code, out, _ := runCLI("", "bounds", "2025-06-01T00:00:00Z"); code != 0 || !strings.Contains(out, "WHERE id >= 46838631628800000 AND id < ") {
+		t.Fatalf("bounds with TO = now: exit %d\n%s", code, out)
+	}
+	if code, out, _ := runCLI("", "help"); code != 0 || !strings.Contains(out, "usage:") {
+		t.Fatalf("help: exit %d", code)
+	}
+}

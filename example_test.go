@@ -1,0 +1,59 @@
+package ulidflake_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/ulidflake/ulidflake"
+	"github.com/ulidflake/ulidflake/flake"
+)
+
+func ExampleNew() {
+	id, err := ulidflake.New()
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(len(id.String()), id.Int64() > 0)
+	// Output: 13 true
+}
+
+func ExampleNewWait() {
+	id, err := ulidflake.NewWait(context.Background())
+	fmt.Println(!id.IsZero(), err)
+	// Output: true <nil>
+}
+
+func ExampleParse() {
+	id, err := ulidflake.Parse("00EZJCRCB4650")
+	fmt.Println(id.Int64(), id.Time().Format(flake.RFC3339Milli), err)
+	// Output: 16873543940839584 2024-07-05T05:57:45.483Z <nil>
+}
+
+func ExampleMustParse() {
+	type Order struct {
+		ID       ulidflake.ID     `json:"id"`
+		Customer ulidflake.NullID `json:"customer"`
+	}
+	out, _ := json.Marshal(Order{ID: ulidflake.MustParse("00EZJCRCB4650")})
+	fmt.Println(string(out))
+	// Output: {"id":"00EZJCRCB4650","customer":null}
+}
+
+func ExampleNewGenerator() {
+	g, err := ulidflake.NewGenerator(flake.WithSID(3))
+	if err != nil {
+		panic(err)
+	}
+	id, err := g.NewWait(context.Background())
+	fmt.Println(id.SID(), err)
+	// Output: 3 <nil>
+}
+
+func ExampleGenerator_New() {
+	g, _ := ulidflake.NewGenerator()
+	a, _ := g.New()
+	b, _ := g.New()
+	fmt.Println(a < b || b.IsZero()) // b is zero only if the millisecond overflowed
+	// Output: true
+}

@@ -1,0 +1,179 @@
+package sqltype
+
+import (
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/ulidflake/ulidflake/flake"
+)
+
+// Compile-time checks of the interfaces users rely on.
+var (
+	_ driver.Valuer  = ID(0)
+	_ sql.Scanner    = (*ID)(nil)
+	_ driver.Valuer  = NullID{}
+	_ sql.Scanner    = (*NullID)(nil)
+	_ driver.Valuer  = TextID{}
+	_ sql.Scanner    = (*TextID)(nil)
+	_ json.Marshaler = ID(0)
+)
+
+var sample = ID(flake.MustParse("00EZJCRCB4650"))
+
+func TestIDValue(t *testing.T) {
+	v, err := sample.Value()
+	if err != nil || v != int64(16873543940839584) {
+		t.Fatalf("Value = %#v, %v", v, err)
+	}
+	if _, err := ID(0).Value(); !errors.Is(err, ErrZeroID) {
+		t.Fatalf("Value of zero: %v, want ErrZeroID", err)
+	}
+	if _, err := ID(-3).Value(); !errors.Is(err, flake.ErrIntRange) {
+		t.Fatalf("Value of -3: %v, want ErrIntRange", err)
+	}
+}
+
+func TestIDScan(t *testing.T) {
+	for _, tc := range []struct {
+		src  any
+		want ID
+		err  error
+		name string // what the error must mention
+	}{
+		{int64(16873543940839584), sample, nil, ""},
+		{[]byte("16873543940839584"), sample, nil, ""},
+		{"9223372036854775807", ID(flake.Max), nil, ""},
+		{int64(0), 0, nil, ""},
+		{int64(-1), 0, flake.ErrIntRange, "-1"},
+		{"-42", 0, flake.ErrIntRange, "-42"},
+		{[]byte("12.5"), 0, flake.ErrCharacter, "12.5"},
+		{"00EZJCRCB4650", 0, flake.ErrCharacter, "00EZJCRCB4650"}, // text form in a bigint scan
+		{"9223372036854775808", 0, flake.ErrIntRange, "9223372036854775808"},
+		{nil, 0, ErrNull, "NULL"},
+		{float64(1.5), 0, ErrType, "float64 1.5"},
+		{true, 0, ErrType, "bool true"},
+	} {
+		id := ID(99)
+		err := id.Scan(tc.src)
+		if !errors.Is(err, tc.err) || (err != nil) != (tc.err != nil) {
+			t.Errorf("Scan(%#v) error = %v, want %v", tc.src, err, tc.err)
+			continue
+		}
+		if err != nil {
+			if !strings.Contains(err.Error(), tc.name) {
+				t.Errorf("Scan(%#v) error %q does not name %q", tc.src, err, tc.name)
+			}
+			if id != 99 {
+				t.Errorf("failed Scan(%#v) changed the ID to %d", tc.src, id)
+			}
+			continue
+		}
+		if id != tc.want {
+			t.Errorf("Scan(%#v) = %d, want %d", tc.src, id, tc.want)
+		}
+	}
+}
+
+func TestIDKeepsFlakeBehaviour(t *testing.T) {
+	f := sample.Flake()
+	if sample.String() != f.String() || sample.Time() != f.Time() || sample.Timestamp() != f.Timestamp() ||
+		sample.Randomness() != f.Randomness() || sample.SID() != f.SID() || sample.ScalableRandomness() != f.ScalableRandomness() {
+		t.Fatal("accessors differ from flake.ID's")
+	}
+	if !(sample < sample+1) || sample.Compare(sample+1) != -1 || sample.IsZero() || sample.Int64() != int64(f) {
+		t.Fatal("comparison differs")
+	}
+	j, _ := json.Marshal(sample)
+	var back ID
+	if string(j) != `"00EZJCRCB4650"` || json.Unmarshal(j, &back) != nil || back != sample {
+		t.Fatalf("JSON %s -> %s", j, back)
+	}
+	b, _ := sample.MarshalBinary()
+	if back.UnmarshalBinary(b) != nil || back != sample {
+		t.Fatal("binary round trip")
+	}
+	txt, _ := sample.AppendText(nil)
+	back = 0
+	if back.UnmarshalText(txt) != nil || back != sample {
+		t.Fatal("text round trip")
+	}
+	if _, err := sample.AppendBinary(nil); err != nil {
+		t.Fatal(err)
+	}
+	if sample.GormDataType() != "bigint" || (NullID{}).GormDataType() != "bigint" || (TextID{}).GormDataType() != "char(13)" {
+		t.Fatal("GormDataType")
+	}
+}
+
+func TestNullID(t *testing.T) {
+	var n NullID
+	if err := n.Scan(nil); err != nil || n.Valid {
+		t.Fatalf("Scan(nil) = %+v, %v", n, err)
+	}
+	if v, err := n.Value(); v != nil || err != nil {
+		t.Fatalf("Value of NULL = %v, %v", v, err)
+	}
+	if err := n.Scan(int64(sample)); err != nil || !n.Valid || n.ID != sample {
+		t.Fatalf("Scan = %+v, %v", n, err)
+	}
+	if v, err := n.Value(); v != int64(sample) || err != nil {
+		t.Fatalf("Value = %v, %v", v, err)
+	}
+	if _, err := (NullID{Valid: true}).Value(); !errors.Is(err, ErrZeroID) {
+		t.Fatalf("a valid zero NullID wrote: %v", err)
+	}
+	if err := n.Scan(int64(-1)); !errors.Is(err, flake.ErrIntRange) || n.Valid {
+		t.Fatalf("Scan(-1) = %+v, %v", n, err)
+	}
+	for in, want := range map[string]NullID{`null`: {}, `"00EZJCRCB4650"`: {sample, true}} {
+		var got NullID
+		if err := json.Unmarshal([]byte(in), &got); err != nil || got != want {
+			t.Errorf("Unmarshal(%s) = %+v, %v", in, got, err)
+		}
+		out, _ := json.Marshal(want)
+		if string(out) != in {
+			t.Errorf("Marshal(%+v) = %s, want %s", want, out, in)
+		}
+	}
+	if err := json.Unmarshal([]byte(`true`), &n); !errors.Is(err, flake.ErrJSON) {
+		t.Errorf("Unmarshal(true) error = %v", err)
+	}
+}
+
+func TestTextID(t *testing.T) {
+	tid := TextID{sample}
+	if v, err := tid.Value(); v == nil || string(v.([]byte)) != "00EZJCRCB4650" || err != nil {
+		t.Fatalf("Value = %v, %v", v, err)
+	}
+	if _, err := (TextID{}).Value(); !errors.Is(err, ErrZeroID) {
+		t.Fatalf("zero TextID wrote: %v", err)
+	}
+	for _, tc := range []struct {
+		src any
+		err error
+	}{
+		{"00ezjcrcb4650", nil},
+		{[]byte("00EZJCRCB4650"), nil},
+		{"16873543940839584", flake.ErrLength},
+		{"8000000000000", flake.ErrOverflow},
+		{"00EZJCRCB465U", flake.ErrCharacter},
+		{nil, ErrNull},
+		{int64(5), ErrType},
+	} {
+		var got TextID
+		err := got.Scan(tc.src)
+		if !errors.Is(err, tc.err) || (err != nil) != (tc.err != nil) {
+			t.Errorf("Scan(%#v) error = %v, want %v", tc.src, err, tc.err)
+		} else if err == nil && got.ID != sample {
+			t.Errorf("Scan(%#v) = %s", tc.src, got)
+		}
+	}
+	j, _ := json.Marshal(tid)
+	if string(j) != `"00EZJCRCB4650"` {
+		t.Errorf("JSON = %s", j)
+	}
+}

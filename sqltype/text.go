@@ -1,0 +1,50 @@
+package sqltype
+
+import (
+	"database/sql/driver"
+	"fmt"
+
+	"github.com/ulidflake/ulidflake/flake"
+)
+
+// TextID is an ID stored in its 13-character text form, for char(13) or
+// text columns. It has all the methods of [ID] but writes and scans the
+// Base32 text. Prefer [ID] and bigint for new schemas: half the size, and
+// sorted by the database as numbers.
+type TextID struct{ ID }
+
+// Value implements [driver.Valuer]: the 13-character string. It returns
+// [ErrZeroID] for the zero ID.
+func (t TextID) Value() (driver.Value, error) {
+	if t.ID == 0 {
+		return nil, ErrZeroID
+	}
+	return t.ID.MarshalText()
+}
+
+// Scan implements [sql.Scanner]. It accepts the text form as string or
+// []byte, with the rules of flake.Parse (case-insensitive, exactly 13
+// bytes; a char(13) column pads nothing, since the form is always 13). It
+// returns [ErrNull] for NULL and [ErrType] for other types.
+func (t *TextID) Scan(src any) error {
+	var v flake.ID
+	var err error
+	switch s := src.(type) {
+	case string:
+		v, err = flake.Parse(s)
+	case []byte:
+		v, err = flake.Parse(string(s))
+	case nil:
+		return ErrNull
+	default:
+		return fmt.Errorf("%w: %T %v is not text", ErrType, src, src)
+	}
+	if err != nil {
+		return fmt.Errorf("sqltype: scanning text ID: %w", err)
+	}
+	t.ID = ID(v)
+	return nil
+}
+
+// GormDataType declares the column as char(13).
+func (TextID) GormDataType() string { return "char(13)" }

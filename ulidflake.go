@@ -1,0 +1,82 @@
+// Package ulidflake makes Ulid-Flake IDs a primary key for PostgreSQL: 64-bit,
+// time-sortable, fitting an int64 and a bigint, written as 13 characters of
+// Crockford Base32.
+//
+// This is the one import most programs need:
+//
+//	type Order struct {
+//		ID ulidflake.ID // bigint primary key, 00EZJCRCB4650 in JSON
+//	}
+//
+//	id, err := ulidflake.New()
+//
+// [ID] is sqltype.ID: a flake.ID that is also a driver.Valuer and
+// sql.Scanner. The format, generator options and sentinel errors live in
+// package flake; pgx support in pgxtype; GORM support in gormplugin.
+package ulidflake
+
+import (
+	"context"
+
+	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/sqltype"
+)
+
+// ID is a Ulid-Flake for a bigint column. See sqltype.ID.
+type ID = sqltype.ID
+
+// NullID is an ID for a nullable bigint column. See sqltype.NullID.
+type NullID = sqltype.NullID
+
+// TextID is an ID stored as 13-character text. See sqltype.TextID.
+type TextID = sqltype.TextID
+
+// New returns an ID from the process's default stand-alone generator. It
+// returns flake.ErrMonotonicOverflow when this millisecond's capacity
+// (about 4,000 IDs) is used up; [NewWait] waits instead.
+func New() (ID, error) {
+	id, err := flake.New()
+	return ID(id), err
+}
+
+// NewWait returns an ID from the default generator, waiting for the next
+// millisecond when this one is used up, until ctx ends.
+func NewWait(ctx context.Context) (ID, error) {
+	id, err := flake.NewWait(ctx)
+	return ID(id), err
+}
+
+// Parse decodes the 13-character text form; see flake.Parse.
+func Parse(s string) (ID, error) {
+	id, err := flake.Parse(s)
+	return ID(id), err
+}
+
+// MustParse is like [Parse] but panics on error.
+func MustParse(s string) ID { return ID(flake.MustParse(s)) }
+
+// Generator makes IDs of type [ID]; see flake.Generator.
+type Generator struct{ g *flake.Generator }
+
+// NewGenerator returns a generator configured by flake options
+// (flake.WithSID, flake.WithEpoch, flake.WithEntropy, ...).
+func NewGenerator(opts ...flake.Option) (*Generator, error) {
+	g, err := flake.NewGenerator(opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Generator{g}, nil
+}
+
+// New returns the next ID; see flake.Generator.New.
+func (g *Generator) New() (ID, error) {
+	id, err := g.g.New()
+	return ID(id), err
+}
+
+// NewWait returns the next ID, waiting out a used-up millisecond; see
+// flake.Generator.NewWait.
+func (g *Generator) NewWait(ctx context.Context) (ID, error) {
+	id, err := g.g.NewWait(ctx)
+	return ID(id), err
+}
