@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Builds a PostgreSQL image from Debian packages, for machines that cannot
+# pull images from a registry:
+#
+#   .ci/postgres-image.sh 15    ->  localhost/ulidflake/postgres:15  (Debian bookworm)
+#   .ci/postgres-image.sh 17    ->  localhost/ulidflake/postgres:17  (Debian trixie)
+#
+# It bootstraps a root file system with mmdebstrap from the Debian mirror
+# this machine's apt is configured with, then builds an image FROM scratch.
+# The entrypoint (.ci/postgres/docker-entrypoint.sh) behaves like the
+# official image's, so the testcontainers-go postgres module runs it
+# unchanged. When the image already exists, it does nothing.
+set -euo pipefail
+
+version=${1:?usage: $0 15|17}
+case "$version" in
+	15) suite=bookworm ;;
+	17) suite=trixie ;;
+	*) echo "$0: no recipe for PostgreSQL $version (15 or 17)" >&2; exit 2 ;;
+esac
+image=localhost/ulidflake/postgres:$version
+here=$(cd "$(dirname "$0")" && pwd)
+
+if docker image inspect "$image" >/dev/null 2>&1; then
+	echo "$image is present"
+	exit 0
+fi
+
+if ! command -v mmdebstrap >/dev/null; then
+	echo "installing mmdebstrap" >&2
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mmdebstrap >/dev/null
+fi
+
+# The Debian mirror apt already uses here: the first URI of a non-security
+# Debian source, in deb822 (.sources) or one-line (.list) form.
+mirror=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
+	awk '/^URIs:/ {uri=$2} /^Suites:/ && uri != "" && $0 !~ /security/ {print uri; exit}')
+if [ -z "$mirror" ]; then
+	mirror=$(grep -hE '^deb[[:space:]]' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+		grep -v security | awk '{print $2; exit}')
+fi
+if [ -z "$mirror" ]; then
+	echo "$0: no Debian mirror found in /etc/apt/sources.list*" >&2
+	exit 1
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+echo "building $image from $suite at $mirror" >&2
+bin=/usr/lib/postgresql/$version/bin
+mmdebstrap --variant=apt --quiet \
+	--include="postgresql-$version,mawk,gzip,tzdata" \
+	--dpkgopt='path-exclude=/usr/share/doc/*' \
+	--dpkgopt='path-exclude=/usr/share/man/*' \
+	--dpkgopt='path-exclude=/usr/share/locale/*' \
+	--essential-hook='mkdir -p "$1/etc/postgresql-common" && echo "create_main_cluster = false" > "$1/etc/postgresql-common/createcluster.conf"' \
+	--customize-hook="copy-in $here/postgres/docker-entrypoint.sh /usr/local/bin" \
+	--customize-hook='chmod 755 "$1/usr/local/bin/docker-entrypoint.sh"' \
+	--customize-hook='rm -rf "$1"/var/cache/apt/* "$1"/var/lib/apt/lists/*' \
+	"$suite" "$work/rootfs.tar" "$mirror"
+
+# docker build rather than docker import: the Engine here (20.10) takes no
+# STOPSIGNAL in import --change. FROM scratch needs no registry.
+cat > "$work/Dockerfile" <<DOCKERFILE
+FROM scratch
+ADD rootfs.tar /
+RUN mkdir -p /docker-entrypoint-initdb.d /var/lib/postgresql/data /var/run/postgresql \\
+ && chown -R postgres:postgres /var/lib/postgresql /var/run/postgresql \\
+ && chmod 2777 /var/run/postgresql
+ENV PATH=$bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+ENV PGDATA=/var/lib/postgresql/data
+ENV LANG=C.UTF-8
+USER postgres
+WORKDIR /var/lib/postgresql
+ENTRYPOINT ["docker-entrypoint.sh"]
+CMD ["postgres"]
+EXPOSE 5432
+STOPSIGNAL SIGINT
+DOCKERFILE
+DOCKER_BUILDKIT=0 docker build --quiet --tag "$image" "$work" 2>&1 >/dev/null | grep -v -e DEPRECATED -e BuildKit -e environment-variable >&2 || true
+docker image inspect "$image" >/dev/null
+echo "built $image" >&2

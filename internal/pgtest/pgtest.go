@@ -1,0 +1,352 @@
+// Package pgtest runs the module's database tests on real PostgreSQL
+// servers: containers started with testcontainers-go, or an existing server.
+//
+// A test package calls [Main] from TestMain and [Run] from each test:
+//
+//	func TestMain(m *testing.M) { pgtest.Main(m, nil) }
+//
+//	func TestSomething(t *testing.T) {
+//		pgtest.Run(t, func(t *testing.T, db *pgtest.DB) { ... })
+//	}
+//
+// Run runs the function once per server, as subtests named by server
+// version (pg15, pg17), each with a fresh database cloned from a migrated
+// template, so tests may call t.Parallel.
+//
+// The environment chooses the servers:
+//
+//	ULIDFLAKE_TEST_DATABASE_URL  an existing server (postgres://user:pass@host:port/db);
+//	                             the tests create and drop databases on it
+//	ULIDFLAKE_PG_IMAGES          images to start, comma-separated (default postgres:17-alpine)
+//	ULIDFLAKE_REQUIRE_POSTGRES   1: fail instead of skipping when no server can be had
+//
+// With neither a URL nor a usable Docker, the database tests skip with a
+// message saying how to run them.
+package pgtest
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
+	"github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
+	tcpostgres "github.com/testcontainers/testcontainers-go/modules/postgres"
+)
+
+// Environment variables.
+const (
+	EnvURL     = "ULIDFLAKE_TEST_DATABASE_URL"
+	EnvImages  = "ULIDFLAKE_PG_IMAGES"
+	EnvRequire = "ULIDFLAKE_REQUIRE_POSTGRES"
+
+	// DefaultImage is started when ULIDFLAKE_PG_IMAGES is not set.
+	DefaultImage = "postgres:17-alpine"
+)
+
+const templateName = "ulidflake_template"
+
+// Server is one PostgreSQL server the tests run on.
+type Server struct {
+	Name  string // subtest name: "pg" and the major version
+	Major int    // server major version
+	Image string // the image it runs, "" for a URL
+	URL   string // connection URL of its maintenance database
+
+	admin *pgxpool.Pool
+	seq   atomic.Int64
+}
+
+// DB is a fresh database on a server, for one test.
+type DB struct {
+	*pgxpool.Pool
+	Server *Server
+	Name   string
+	URL    string
+}
+
+// Setup prepares the template database every test database is cloned from
+// (runs migrations, say). It may be nil.
+type Setup func(ctx context.Context, conn *pgx.Conn) error
+
+var (
+	servers  []*Server
+	skipWhy  string
+	startErr error
+)
+
+// Main starts the servers, runs the tests and stops the servers. It exits
+// the process with the tests' status, or 1 when a server that was asked for
+// could not be started.
+func Main(m *testing.M, setup Setup) {
+	ctx := context.Background()
+	tclog.SetDefault(quietLogger{})
+	var stop []func()
+	servers, stop, skipWhy, startErr = start(ctx, setup)
+	if startErr != nil {
+		fmt.Fprintf(os.Stderr, "pgtest: %v\n", startErr)
+		for _, f := range stop {
+			f()
+		}
+		os.Exit(1)
+	}
+	if skipWhy != "" && os.Getenv(EnvRequire) == "1" {
+		fmt.Fprintf(os.Stderr, "pgtest: %s=1 but %s\n", EnvRequire, skipWhy)
+		os.Exit(1)
+	}
+	code := m.Run()
+	for _, f := range stop {
+		f()
+	}
+	os.Exit(code)
+}
+
+// Servers returns the servers started by Main; it skips t when there are
+// none.
+func Servers(t testing.TB) []*Server {
+	t.Helper()
+	if skipWhy != "" {
+		t.Skip(skipWhy)
+	}
+	if len(servers) == 0 {
+		t.Fatal("pgtest: no servers: call pgtest.Main from TestMain")
+	}
+	return servers
+}
+
+// Run runs fn once per server, as a subtest named by the server version,
+// with a fresh database.
+func Run(t *testing.T, fn func(t *testing.T, db *DB)) {
+	t.Helper()
+	for _, s := range Servers(t) {
+		t.Run(s.Name, func(t *testing.T) {
+			fn(t, s.NewDB(t))
+		})
+	}
+}
+
+// NewDB creates a database cloned from the template and drops it when the
+// test ends.
+func (s *Server) NewDB(t testing.TB) *DB {
+	t.Helper()
+	ctx := context.Background()
+	name := fmt.Sprintf("t_%d_%d", os.Getpid(), s.seq.Add(1))
+	if _, err := s.admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, templateName)); err != nil {
+		t.Fatalf("pgtest: creating database %s on %s: %v", name, s.Name, err)
+	}
+	dbURL := withDatabase(s.URL, name)
+	pool, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		t.Fatalf("pgtest: connecting to %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		pool.Close()
+		if _, err := s.admin.Exec(context.Background(), fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name)); err != nil {
+			t.Errorf("pgtest: dropping database %s: %v", name, err)
+		}
+	})
+	return &DB{Pool: pool, Server: s, Name: name, URL: dbURL}
+}
+
+// start finds or starts the servers the environment asks for. It returns a
+// reason to skip when there is nothing to run on, and an error when what was
+// asked for does not work.
+func start(ctx context.Context, setup Setup) (srv []*Server, stop []func(), skip string, err error) {
+	if u := os.Getenv(EnvURL); u != "" {
+		s, err := connect(ctx, u, "", setup)
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("%s=%s: %w\n\tCheck that the server is running and the URL is right.", EnvURL, redact(u), err)
+		}
+		return []*Server{s}, []func(){s.admin.Close}, "", nil
+	}
+	images := DefaultImage
+	if v := os.Getenv(EnvImages); v != "" {
+		images = v
+	}
+	if err := dockerHealthy(ctx); err != nil {
+		return nil, nil, fmt.Sprintf("no PostgreSQL to test on: Docker is not usable (%v) and %s is not set. "+
+			"Start Docker, or point %s at a server (postgres://user:pass@localhost:5432/postgres).", err, EnvURL, EnvURL), nil
+	}
+	for _, img := range strings.Split(images, ",") {
+		img = strings.TrimSpace(img)
+		if img == "" {
+			continue
+		}
+		s, term, err := startContainer(ctx, img, setup)
+		if term != nil {
+			stop = append(stop, term)
+		}
+		if err != nil {
+			return nil, stop, "", err
+		}
+		srv = append(srv, s)
+	}
+	if len(srv) == 0 {
+		return nil, nil, "", fmt.Errorf("%s=%q names no image", EnvImages, images)
+	}
+	return srv, stop, "", nil
+}
+
+func dockerHealthy(ctx context.Context) (err error) {
+	defer func() {
+		// testcontainers panics when it finds no Docker host at all.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	p, err := testcontainers.NewDockerProvider()
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return p.Health(ctx)
+}
+
+var majorInTag = regexp.MustCompile(`:(\d+)`)
+
+// startContainer starts img with the testcontainers postgres module and
+// checks that it runs the major version its tag promises.
+func startContainer(ctx context.Context, img string, setup Setup) (*Server, func(), error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	opts := []testcontainers.ContainerCustomizer{
+		tcpostgres.WithDatabase("postgres"),
+		tcpostgres.BasicWaitStrategies(),
+	}
+	if loopbackHost() {
+		opts = append(opts, publishOnLoopback())
+	}
+	ctr, err := tcpostgres.Run(ctx, img, opts...)
+	var term func()
+	if ctr != nil {
+		term = func() { _ = testcontainers.TerminateContainer(ctr) }
+	}
+	if err != nil {
+		return nil, term, fmt.Errorf("starting PostgreSQL image %q: %w\n\t%s", img, err, startHint(img, err))
+	}
+	u, err := ctr.ConnectionString(ctx, "sslmode=disable")
+	if err != nil {
+		return nil, term, fmt.Errorf("image %q: connection string: %w", img, err)
+	}
+	s, err := connect(ctx, u, img, setup)
+	if err != nil {
+		return nil, term, fmt.Errorf("image %q started but does not serve: %w", img, err)
+	}
+	if m := majorInTag.FindStringSubmatch(img[strings.LastIndex(img, "/")+1:]); m != nil {
+		if want, _ := strconv.Atoi(m[1]); want != s.Major {
+			return nil, term, fmt.Errorf("image %q runs PostgreSQL %d, not the %d its tag promises", img, s.Major, want)
+		}
+	}
+	return s, func() { s.admin.Close(); term() }, nil
+}
+
+// loopbackHost reports whether testcontainers was told that the Docker host
+// is this machine's loopback (TESTCONTAINERS_HOST_OVERRIDE=localhost): then
+// the containers' ports are published on 127.0.0.1 only, not on every
+// interface.
+func loopbackHost() bool {
+	h := os.Getenv("TESTCONTAINERS_HOST_OVERRIDE")
+	return h == "localhost" || h == "127.0.0.1"
+}
+
+func publishOnLoopback() testcontainers.CustomizeRequestOption {
+	return testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+		hc.PortBindings = network.PortMap{
+			network.MustParsePort("5432/tcp"): {{HostIP: netip.MustParseAddr("127.0.0.1")}},
+		}
+	})
+}
+
+func startHint(img string, err error) string {
+	msg := strings.ToLower(err.Error())
+	switch {
+	case strings.Contains(msg, "ryuk") || strings.Contains(msg, "reaper"):
+		return "The Ryuk reaper image cannot be pulled here: set TESTCONTAINERS_RYUK_DISABLED=true."
+	case strings.Contains(msg, "wait until ready") || strings.Contains(msg, "deadline exceeded"):
+		return "The container started but its port could not be reached. If Docker publishes ports on this machine's " +
+			"loopback (the daemon runs beside the tests), set TESTCONTAINERS_HOST_OVERRIDE=localhost."
+	case strings.HasPrefix(img, "localhost/"):
+		return fmt.Sprintf("Build it first: .ci/postgres-image.sh %s", img[strings.LastIndex(img, ":")+1:])
+	default:
+		return fmt.Sprintf("Check that Docker can pull %q; without a registry, build local images with .ci/postgres-image.sh 15 and 17 "+
+			"and set %s=localhost/ulidflake/postgres:15,localhost/ulidflake/postgres:17.", img, EnvImages)
+	}
+}
+
+// connect opens the maintenance pool, reads the version and builds the
+// template database.
+func connect(ctx context.Context, u, img string, setup Setup) (*Server, error) {
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	admin, err := pgxpool.New(cctx, u)
+	if err != nil {
+		return nil, err
+	}
+	var num int
+	if err := admin.QueryRow(cctx, "SELECT current_setting('server_version_num')::int").Scan(&num); err != nil {
+		admin.Close()
+		return nil, err
+	}
+	s := &Server{Name: fmt.Sprintf("pg%d", num/10000), Major: num / 10000, Image: img, URL: u, admin: admin}
+	if err := s.buildTemplate(cctx, setup); err != nil {
+		admin.Close()
+		return nil, fmt.Errorf("building the template database: %w", err)
+	}
+	return s, nil
+}
+
+func (s *Server) buildTemplate(ctx context.Context, setup Setup) error {
+	if _, err := s.admin.Exec(ctx, "DROP DATABASE IF EXISTS "+templateName+" WITH (FORCE)"); err != nil {
+		return err
+	}
+	if _, err := s.admin.Exec(ctx, "CREATE DATABASE "+templateName); err != nil {
+		return err
+	}
+	conn, err := pgx.Connect(ctx, withDatabase(s.URL, templateName))
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	if setup != nil {
+		return setup(ctx, conn)
+	}
+	return nil
+}
+
+// withDatabase returns the URL u with its database replaced by name.
+func withDatabase(u, name string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	p.Path = "/" + name
+	return p.String()
+}
+
+// redact hides the password in a URL for messages.
+func redact(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return p.Redacted()
+}
+
+// quietLogger keeps testcontainers' progress lines out of test output.
+type quietLogger struct{}
+
+func (quietLogger) Printf(string, ...any) {}
