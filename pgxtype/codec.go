@@ -1,0 +1,212 @@
+package pgxtype
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strconv"
+
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/sqltype"
+)
+
+// codec is pgx's int8 codec, taught the ID types. Everything else (int64,
+// counters, other Go types) goes to the embedded codec unchanged.
+type codec struct{ pgtype.Int8Codec }
+
+func (c codec) PlanEncode(m *pgtype.Map, oid uint32, format int16, value any) pgtype.EncodePlan {
+	switch value.(type) {
+	case sqltype.ID:
+		if format == pgtype.BinaryFormatCode {
+			return encodeBinaryID{}
+		}
+		return encodeText{}
+	case flake.ID:
+		if format == pgtype.BinaryFormatCode {
+			return encodeBinaryFlakeID{}
+		}
+		return encodeText{}
+	case sqltype.NullID:
+		if format == pgtype.BinaryFormatCode {
+			return encodeBinaryNullID{}
+		}
+		return encodeText{}
+	}
+	return c.Int8Codec.PlanEncode(m, oid, format, value)
+}
+
+func (c codec) PlanScan(m *pgtype.Map, oid uint32, format int16, target any) pgtype.ScanPlan {
+	switch target.(type) {
+	case *sqltype.ID:
+		if format == pgtype.BinaryFormatCode {
+			return scanBinaryID{}
+		}
+		return scanText{}
+	case *flake.ID:
+		if format == pgtype.BinaryFormatCode {
+			return scanBinaryFlakeID{}
+		}
+		return scanText{}
+	case *sqltype.NullID:
+		if format == pgtype.BinaryFormatCode {
+			return scanBinaryNullID{}
+		}
+		return scanText{}
+	}
+	return c.Int8Codec.PlanScan(m, oid, format, target)
+}
+
+// Binary plans, one per Go type: a type assertion, a check and a byte swap,
+// like pgx's own int64 plans.
+
+type encodeBinaryID struct{}
+
+func (encodeBinaryID) Encode(value any, buf []byte) ([]byte, error) {
+	v := int64(value.(sqltype.ID))
+	if v <= 0 {
+		return nil, writeError(v)
+	}
+	return binary.BigEndian.AppendUint64(buf, uint64(v)), nil
+}
+
+type encodeBinaryFlakeID struct{}
+
+func (encodeBinaryFlakeID) Encode(value any, buf []byte) ([]byte, error) {
+	v := int64(value.(flake.ID))
+	if v <= 0 {
+		return nil, writeError(v)
+	}
+	return binary.BigEndian.AppendUint64(buf, uint64(v)), nil
+}
+
+type encodeBinaryNullID struct{}
+
+func (encodeBinaryNullID) Encode(value any, buf []byte) ([]byte, error) {
+	n := value.(sqltype.NullID)
+	if !n.Valid {
+		return nil, nil // NULL
+	}
+	if n.ID <= 0 {
+		return nil, writeError(int64(n.ID))
+	}
+	return binary.BigEndian.AppendUint64(buf, uint64(n.ID)), nil
+}
+
+type scanBinaryID struct{}
+
+func (scanBinaryID) Scan(src []byte, target any) error {
+	if len(src) != 8 {
+		return binaryError(src)
+	}
+	v := int64(binary.BigEndian.Uint64(src))
+	if v < 0 {
+		return negativeError(v)
+	}
+	*target.(*sqltype.ID) = sqltype.ID(v)
+	return nil
+}
+
+type scanBinaryFlakeID struct{}
+
+func (scanBinaryFlakeID) Scan(src []byte, target any) error {
+	if len(src) != 8 {
+		return binaryError(src)
+	}
+	v := int64(binary.BigEndian.Uint64(src))
+	if v < 0 {
+		return negativeError(v)
+	}
+	*target.(*flake.ID) = flake.ID(v)
+	return nil
+}
+
+type scanBinaryNullID struct{}
+
+func (scanBinaryNullID) Scan(src []byte, target any) error {
+	t := target.(*sqltype.NullID)
+	if src == nil {
+		*t = sqltype.NullID{}
+		return nil
+	}
+	if len(src) != 8 {
+		return binaryError(src)
+	}
+	v := int64(binary.BigEndian.Uint64(src))
+	if v < 0 {
+		return negativeError(v)
+	}
+	*t = sqltype.NullID{ID: sqltype.ID(v), Valid: true}
+	return nil
+}
+
+// Text plans (the simple protocol) serve all three types.
+
+type encodeText struct{}
+
+func (encodeText) Encode(value any, buf []byte) ([]byte, error) {
+	var v int64
+	switch x := value.(type) {
+	case sqltype.ID:
+		v = int64(x)
+	case flake.ID:
+		v = int64(x)
+	case sqltype.NullID:
+		if !x.Valid {
+			return nil, nil
+		}
+		v = int64(x.ID)
+	}
+	if v <= 0 {
+		return nil, writeError(v)
+	}
+	return strconv.AppendInt(buf, v, 10), nil
+}
+
+type scanText struct{}
+
+func (scanText) Scan(src []byte, target any) error {
+	if src == nil {
+		if n, ok := target.(*sqltype.NullID); ok {
+			*n = sqltype.NullID{}
+			return nil
+		}
+		return binaryError(nil)
+	}
+	v, err := strconv.ParseInt(string(src), 10, 64)
+	if err != nil {
+		return fmt.Errorf("pgxtype: scanning ID: %w: %q is not a bigint", flake.ErrCharacter, src)
+	}
+	if v < 0 {
+		return negativeError(v)
+	}
+	switch t := target.(type) {
+	case *sqltype.ID:
+		*t = sqltype.ID(v)
+	case *flake.ID:
+		*t = flake.ID(v)
+	case *sqltype.NullID:
+		*t = sqltype.NullID{ID: sqltype.ID(v), Valid: true}
+	}
+	return nil
+}
+
+// writeError is the error for writing v <= 0.
+func writeError(v int64) error {
+	if v == 0 {
+		return sqltype.ErrZeroID
+	}
+	return fmt.Errorf("pgxtype: writing ID: %w: %d is negative", flake.ErrIntRange, v)
+}
+
+func negativeError(v int64) error {
+	return fmt.Errorf("pgxtype: scanning ID: %w: %d is negative", flake.ErrIntRange, v)
+}
+
+// binaryError is the error for a NULL (src nil) or a malformed int8.
+func binaryError(src []byte) error {
+	if src == nil {
+		return fmt.Errorf("pgxtype: %w", sqltype.ErrNull)
+	}
+	return fmt.Errorf("pgxtype: scanning ID: %w: int8 is %d bytes, want 8", flake.ErrLength, len(src))
+}

@@ -1,0 +1,111 @@
+package pgxtype
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/sqltype"
+)
+
+func registered() *pgtype.Map {
+	m := pgtype.NewMap()
+	Register(m)
+	return m
+}
+
+const sampleInt = 16873543940839584
+
+var sampleBytes = []byte{0, 0x3b, 0xf2, 0x66, 0x18, 0xb2, 0x18, 0xa0}
+
+func TestCodecPlans(t *testing.T) {
+	m := registered()
+	for _, v := range []any{sqltype.ID(sampleInt), flake.ID(sampleInt), sqltype.NullID{ID: sampleInt, Valid: true}} {
+		buf, err := m.Encode(pgtype.Int8OID, pgtype.BinaryFormatCode, v, nil)
+		if err != nil || string(buf) != string(sampleBytes) {
+			t.Errorf("Encode(%#v) binary = %x, %v", v, buf, err)
+		}
+		buf, err = m.Encode(pgtype.Int8OID, pgtype.TextFormatCode, v, nil)
+		if err != nil || string(buf) != "16873543940839584" {
+			t.Errorf("Encode(%#v) text = %q, %v", v, buf, err)
+		}
+	}
+	if buf, err := m.Encode(pgtype.Int8OID, pgtype.BinaryFormatCode, sqltype.NullID{}, nil); buf != nil || err != nil {
+		t.Errorf("Encode(invalid NullID) = %x, %v; want NULL", buf, err)
+	}
+	var id sqltype.ID
+	var f flake.ID
+	var n sqltype.NullID
+	for _, target := range []any{&id, &f, &n} {
+		if err := m.Scan(pgtype.Int8OID, pgtype.BinaryFormatCode, sampleBytes, target); err != nil {
+			t.Errorf("Scan binary into %T: %v", target, err)
+		}
+		if err := m.Scan(pgtype.Int8OID, pgtype.TextFormatCode, []byte("16873543940839584"), target); err != nil {
+			t.Errorf("Scan text into %T: %v", target, err)
+		}
+	}
+	if id != sampleInt || f != sampleInt || n != (sqltype.NullID{ID: sampleInt, Valid: true}) {
+		t.Errorf("scanned %d %d %+v", id, f, n)
+	}
+	if err := m.Scan(pgtype.Int8OID, pgtype.BinaryFormatCode, []byte{1, 2}, &id); !errors.Is(err, flake.ErrLength) {
+		t.Errorf("short int8: %v", err)
+	}
+	if err := m.Scan(pgtype.Int8OID, pgtype.TextFormatCode, []byte("12x"), &id); !errors.Is(err, flake.ErrCharacter) {
+		t.Errorf("bad text: %v", err)
+	}
+	// Plain int64 still goes through pgx's own codec.
+	var i int64
+	if err := m.Scan(pgtype.Int8OID, pgtype.BinaryFormatCode, sampleBytes, &i); err != nil || i != sampleInt {
+		t.Errorf("int64 = %d, %v", i, err)
+	}
+}
+
+// Sinks for the benchmarks.
+var (
+	sinkBuf []byte
+	sinkErr error
+)
+
+// BenchmarkScan scans one binary int8 value, as rows.Scan does with a
+// cached plan: into an int64 (the baseline), into an ID with Register, and
+// into an ID through its sql.Scanner without Register.
+func BenchmarkScan(b *testing.B) {
+	b.Run("int64", func(b *testing.B) {
+		var v int64
+		benchScan(b, pgtype.NewMap(), &v)
+	})
+	b.Run("ID/Register", func(b *testing.B) {
+		var v sqltype.ID
+		benchScan(b, registered(), &v)
+	})
+	b.Run("ID/Scanner", func(b *testing.B) {
+		var v sqltype.ID
+		benchScan(b, pgtype.NewMap(), &v)
+	})
+}
+
+func benchScan(b *testing.B, m *pgtype.Map, target any) {
+	plan := m.PlanScan(pgtype.Int8OID, pgtype.BinaryFormatCode, target)
+	b.ReportAllocs()
+	for b.Loop() {
+		sinkErr = plan.Scan(sampleBytes, target)
+	}
+}
+
+// BenchmarkEncode encodes one query argument as binary int8, the way pgx
+// encodes parameters (memoised plan lookup, then encode).
+func BenchmarkEncode(b *testing.B) {
+	b.Run("int64", func(b *testing.B) { benchEncode(b, pgtype.NewMap(), any(int64(sampleInt))) })
+	b.Run("ID/Register", func(b *testing.B) { benchEncode(b, registered(), any(sqltype.ID(sampleInt))) })
+	b.Run("ID/Valuer", func(b *testing.B) { benchEncode(b, pgtype.NewMap(), any(sqltype.ID(sampleInt))) })
+}
+
+func benchEncode(b *testing.B, m *pgtype.Map, arg any) {
+	buf := make([]byte, 0, 64)
+	b.ReportAllocs()
+	for b.Loop() {
+		sinkBuf, sinkErr = m.Encode(pgtype.Int8OID, pgtype.BinaryFormatCode, arg, buf[:0])
+	}
+}
