@@ -3,6 +3,7 @@ package flake
 import (
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Errors. Every error this package returns wraps exactly one of these, so
@@ -51,8 +52,11 @@ func lengthError(s string, want int) error {
 	return fmt.Errorf("%w: %s is %d bytes, want %d", ErrLength, quote(s), len(s), want)
 }
 
+// characterError reports the character (a whole UTF-8 sequence when there
+// is one) at byte i of s.
 func characterError(s string, i int, what string) error {
-	return fmt.Errorf("%w: %s has %q at byte %d, not %s", ErrCharacter, quote(s), s[i], i, what)
+	_, size := utf8.DecodeRuneInString(s[i:])
+	return fmt.Errorf("%w: %s has %q at byte %d, not %s", ErrCharacter, quote(s), s[i:i+size], i, what)
 }
 
 func intRangeError(v int64) error {

@@ -63,7 +63,7 @@ func TestParseBoundaries(t *testing.T) {
 func TestParseErrorMessages(t *testing.T) {
 	for in, want := range map[string]string{
 		"ABC":           `flake: wrong length: "ABC" is 3 bytes, want 13`,
-		"000000000000U": `flake: invalid character: "000000000000U" has 'U' at byte 12, not Crockford Base32 (0-9, A-Z without I, L, O, U)`,
+		"000000000000U": `flake: invalid character: "000000000000U" has "U" at byte 12, not Crockford Base32 (0-9, A-Z without I, L, O, U)`,
 		"8000000000000": `flake: value above 7ZZZZZZZZZZZZ: "8000000000000"`,
 	} {
 		if _, err := Parse(in); err == nil || err.Error() != want {

@@ -123,7 +123,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 		args  []string
 		want  string // on stderr
 	}{
-		{"", []string{"inspect", "00EZJCRCB465U"}, `"00EZJCRCB465U" has 'U' at byte 12`},
+		{"", []string{"inspect", "00EZJCRCB465U"}, `"00EZJCRCB465U" has "U" at byte 12`},
 		{"", []string{"inspect", "8000000000000"}, `value above 7ZZZZZZZZZZZZ: "8000000000000"`},
 		{"", []string{"inspect", "--", "-5"}, `"-5" is negative`},
 		{"", []string{"inspect", "ABC"}, `"ABC" is 3 bytes, want 13`},

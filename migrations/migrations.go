@@ -1,0 +1,146 @@
+// Package migrations installs the SQL side of ulidflake in PostgreSQL:
+// ulid_flake() for DEFAULT clauses, its scalable form, encode, decode, time
+// and bounds functions, all bit-compatible with package flake. Plain SQL
+// and PL/pgSQL: no extension and no superuser, so it installs on managed
+// PostgreSQL.
+//
+// Three ways to install it:
+//
+//   - [Migrate]: its own version table, each version in its own transaction.
+//   - [FS] with golang-migrate (iofs.New(migrations.FS(), ".")) or goose
+//     ([GooseFS]), next to your own migrations.
+//   - The SQL itself: `ulidflake migrations up` prints it, for any other tool.
+//
+// The objects land in the first schema of search_path. To put them in a
+// schema of their own, create it and pass [Schema] (or set search_path
+// before running the files).
+package migrations
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing/fstest"
+)
+
+//go:embed sql/*.sql
+var files embed.FS
+
+// Errors of the migration set and of the database's version table.
+var (
+	// ErrMissing: a version has no up or down file, or the versions have a gap.
+	ErrMissing = errors.New("migrations: missing migration")
+	// ErrDuplicate: two files claim the same version and direction.
+	ErrDuplicate = errors.New("migrations: duplicate migration")
+	// ErrUnknownVersion: the database records a version this package does not have.
+	ErrUnknownVersion = errors.New("migrations: unknown version in the database")
+	// ErrTarget: a target version that does not exist.
+	ErrTarget = errors.New("migrations: no such target version")
+)
+
+// Migration is one version: the SQL to apply it and to revert it.
+type Migration struct {
+	Version int
+	Name    string
+	Up      string
+	Down    string
+}
+
+var fileName = regexp.MustCompile(`^(\d+)_([a-z0-9_]+)\.(up|down)\.sql$`)
+
+// All returns the migrations in version order, after checking that every
+// version from 1 on has exactly one up and one down file.
+func All() ([]Migration, error) { return load(files, "sql") }
+
+func load(fsys fs.FS, dir string) ([]Migration, error) {
+	entries, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	byVersion := map[int]*Migration{}
+	for _, e := range entries {
+		m := fileName.FindStringSubmatch(e.Name())
+		if m == nil {
+			return nil, fmt.Errorf("migrations: %s is not named NNN_name.up.sql or NNN_name.down.sql", e.Name())
+		}
+		v, _ := strconv.Atoi(m[1])
+		b, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		mig := byVersion[v]
+		if mig == nil {
+			mig = &Migration{Version: v, Name: m[2]}
+			byVersion[v] = mig
+		}
+		if mig.Name != m[2] {
+			return nil, fmt.Errorf("%w: version %d is both %s and %s", ErrDuplicate, v, mig.Name, m[2])
+		}
+		target := &mig.Up
+		if m[3] == "down" {
+			target = &mig.Down
+		}
+		if *target != "" {
+			return nil, fmt.Errorf("%w: version %d has two %s files", ErrDuplicate, v, m[3])
+		}
+		*target = string(b)
+	}
+	var all []Migration
+	for v := 1; v <= len(byVersion); v++ {
+		mig, ok := byVersion[v]
+		if !ok {
+			return nil, fmt.Errorf("%w: version %d (the versions must run 1, 2, 3, ... without gaps)", ErrMissing, v)
+		}
+		if mig.Up == "" || mig.Down == "" {
+			return nil, fmt.Errorf("%w: version %d has no %s file", ErrMissing, v, map[bool]string{true: "up", false: "down"}[mig.Up == ""])
+		}
+		all = append(all, *mig)
+	}
+	if len(all) != len(byVersion) {
+		return nil, fmt.Errorf("%w: the versions must run 1, 2, 3, ... without gaps", ErrMissing)
+	}
+	return all, nil
+}
+
+// FS returns the migration files as NNN_name.up.sql and NNN_name.down.sql
+// at its root: the layout golang-migrate reads through
+// source/iofs: iofs.New(migrations.FS(), ".").
+func FS() fs.FS {
+	sub, err := fs.Sub(files, "sql")
+	if err != nil {
+		panic(err) // the embedded directory exists: a build error otherwise
+	}
+	return sub
+}
+
+// GooseFS returns the same migrations in goose's layout: one NNN_name.sql
+// file per version with -- +goose Up and -- +goose Down sections, for
+// goose.SetBaseFS(migrations.GooseFS()) and goose.Up(db, ".").
+func GooseFS() fs.FS {
+	all, err := All()
+	if err != nil {
+		panic(err) // the embedded set is checked by the package's tests
+	}
+	m := fstest.MapFS{}
+	for _, mig := range all {
+		var b strings.Builder
+		fmt.Fprintf(&b, "-- +goose Up\n-- +goose StatementBegin\n%s\n-- +goose StatementEnd\n\n", strings.TrimSpace(mig.Up))
+		fmt.Fprintf(&b, "-- +goose Down\n-- +goose StatementBegin\n%s\n-- +goose StatementEnd\n", strings.TrimSpace(mig.Down))
+		m[fmt.Sprintf("%03d_%s.sql", mig.Version, mig.Name)] = &fstest.MapFile{Data: []byte(b.String())}
+	}
+	return m
+}
+
+// Latest returns the highest version.
+func Latest() int {
+	all, err := All()
+	if err != nil || len(all) == 0 {
+		return 0
+	}
+	return all[len(all)-1].Version
+}

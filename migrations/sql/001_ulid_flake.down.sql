@@ -1,0 +1,10 @@
+DROP FUNCTION ulid_flake_max(timestamptz);
+DROP FUNCTION ulid_flake_min(timestamptz);
+DROP FUNCTION ulid_flake_time(bigint);
+DROP FUNCTION ulid_flake_decode(text);
+DROP FUNCTION ulid_flake_encode(bigint);
+DROP FUNCTION ulid_flake_scalable(int);
+DROP FUNCTION ulid_flake();
+DROP DOMAIN ulid_flake_sid;
+DROP DOMAIN ulid_flake_timestamp;
+DROP SEQUENCE ulid_flake_seq;
