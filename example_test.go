@@ -57,3 +57,10 @@ func ExampleGenerator_New() {
 	fmt.Println(a < b || b.IsZero()) // b is zero only if the millisecond overflowed
 	// Output: true
 }
+
+func ExampleGenerator_NewWait() {
+	g, _ := ulidflake.NewGenerator()
+	id, err := g.NewWait(context.Background())
+	fmt.Println(!id.IsZero(), err)
+	// Output: true <nil>
+}

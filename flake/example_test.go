@@ -168,3 +168,74 @@ func ExampleMaxID() {
 	fmt.Println(lo, hi, int64(hi-lo+1)) // a millisecond holds 2^20 IDs
 	// Output: 019K7FK000000 019K7FK00ZZZZ 1048576
 }
+
+func ExampleNewEpoch() {
+	epoch, err := flake.NewEpoch(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
+	fmt.Println(epoch, epoch.UnixMilli(), err)
+	_, err = flake.NewEpoch(time.Date(1969, 1, 1, 0, 0, 0, 0, time.UTC))
+	fmt.Println(errors.Is(err, flake.ErrEpochRange))
+	// Output:
+	// 2020-01-01T00:00:00.000Z 1577836800000 <nil>
+	// true
+}
+
+func ExampleEpoch_Time() {
+	fmt.Println(flake.DefaultEpoch.Time(flake.MustParse("00EZJCRCB4650")).Format(flake.RFC3339Milli))
+	// Output: 2024-07-05T05:57:45.483Z
+}
+
+func ExampleWithSID() {
+	g, _ := flake.NewGenerator(flake.WithSID(31))
+	id, _ := g.NewWait(context.Background())
+	fmt.Println(id.SID())
+	// Output: 31
+}
+
+func ExampleWithEntropy() {
+	// Bigger random steps: harder to guess the next ID, fewer IDs per millisecond.
+	_, err := flake.NewGenerator(flake.WithEntropy(3))
+	fmt.Println(err)
+	_, err = flake.NewGenerator(flake.WithSID(1), flake.WithEntropy(3))
+	fmt.Println(err)
+	// Output:
+	// <nil>
+	// flake: invalid option: entropy size 3 is not in 1..2 for the scalable layout
+}
+
+func ExampleWithClock() {
+	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	g, _ := flake.NewGenerator(flake.WithClock(func() time.Time { return at }))
+	id, _ := g.New()
+	fmt.Println(id.Time().Format(flake.RFC3339Milli))
+	// Output: 2030-01-01T00:00:00.000Z
+}
+
+type zeroSource struct{}
+
+func (zeroSource) Uint64() uint64 { return 0 }
+
+func ExampleWithRandom() {
+	// A fixed source, for tests only: production IDs need unpredictable bits.
+	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	g, _ := flake.NewGenerator(flake.WithRandom(zeroSource{}), flake.WithClock(func() time.Time { return at }))
+	a, _ := g.New()
+	b, _ := g.New()
+	fmt.Println(a.Randomness(), b.Randomness())
+	// Output: 0 1
+}
+
+func ExampleGenerator_NewWait() {
+	g, _ := flake.NewGenerator(flake.WithSID(2), flake.WithEntropy(2)) // about one ID per millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	var last flake.ID
+	for range 20 {
+		id, err := g.NewWait(ctx) // waits for the next millisecond when this one is used up
+		if err != nil || id <= last {
+			panic(err)
+		}
+		last = id
+	}
+	fmt.Println("20 increasing IDs")
+	// Output: 20 increasing IDs
+}

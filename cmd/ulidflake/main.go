@@ -5,6 +5,8 @@
 //	ulidflake new [-n N] [-sid S] [-entropy E] [-epoch RFC3339] [-format base32|int|hex|json]
 //	ulidflake inspect [-epoch RFC3339] [ID ...]   (IDs from stdin when none are given)
 //	ulidflake bounds [-epoch RFC3339] FROM [TO]
+//	ulidflake migrations [up|down]                (prints the SQL of package migrations)
+//	ulidflake convert -table T [-column id] [-database-url URL] [-apply] [-down]
 //
 // inspect accepts the 13-character Base32 form or the decimal integer; an
 // input of 13 characters is read as Base32. Exit status: 0 on success, 2 on
@@ -23,12 +25,16 @@ import (
 	"time"
 
 	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/migrations"
 )
 
 const usage = `usage:
   ulidflake new [-n N] [-sid S] [-entropy E] [-epoch RFC3339] [-format base32|int|hex|json]
   ulidflake inspect [-epoch RFC3339] [ID ...]    (reads IDs from stdin when none are given)
   ulidflake bounds [-epoch RFC3339] FROM [TO]    (times in RFC 3339; TO defaults to now)
+  ulidflake migrations [up|down]                 (prints the SQL, for golang-migrate, goose, psql...)
+  ulidflake convert -table T [-column id] [-database-url URL] [-apply] [-down] [-lock-timeout 5s]
+                                                 (serial/bigserial/identity to DEFAULT ulid_flake())
 `
 
 // errUsage marks errors in how the command was called: exit status 2.
@@ -52,6 +58,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdInspect(args[1:], stdin, stdout)
 	case "bounds":
 		err = cmdBounds(args[1:], stdout)
+	case "migrations":
+		err = cmdMigrations(args[1:], stdout)
+	case "convert":
+		err = cmdConvert(args[1:], stdout)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -75,7 +85,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // failure of the machine.
 func isInputError(err error) bool {
 	for _, e := range []error{flake.ErrLength, flake.ErrCharacter, flake.ErrOverflow, flake.ErrIntRange,
-		flake.ErrEpochRange, flake.ErrTimeRange, flake.ErrOption} {
+		flake.ErrEpochRange, flake.ErrTimeRange, flake.ErrOption, migrations.ErrConvert} {
 		if errors.Is(err, e) {
 			return true
 		}

@@ -171,3 +171,20 @@ func TestBounds(t *testing.T) {
 		t.Fatalf("help: exit %d", code)
 	}
 }
+
+func TestMigrationsSQL(t *testing.T) {
+	code, out, _ := runCLI("", "migrations")
+	if code != 0 || !strings.Contains(out, "CREATE SEQUENCE ulid_flake_seq") || !strings.Contains(out, "-- version 1 ulid_flake (up)") {
+		t.Fatalf("exit %d:\n%.300s", code, out)
+	}
+	code, out, _ = runCLI("", "migrations", "down")
+	if code != 0 || !strings.Contains(out, "DROP FUNCTION ulid_flake();") {
+		t.Fatalf("exit %d:\n%.300s", code, out)
+	}
+	if code, _, errOut := runCLI("", "migrations", "sideways"); code != 2 || !strings.Contains(errOut, "up or down") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if code, _, errOut := runCLI("", "convert", "-database-url", "postgres://x@127.0.0.1:1/x"); code != 2 || !strings.Contains(errOut, "-table") {
+		t.Fatalf("convert without -table: exit %d: %s", code, errOut)
+	}
+}

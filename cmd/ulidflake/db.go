@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+
+	"github.com/ulidflake/ulidflake/migrations"
+)
+
+// cmdMigrations prints the SQL of the migrations, for people who run them
+// with another tool: "up" (default) or "down", every version in order.
+func cmdMigrations(args []string, stdout io.Writer) error {
+	fs := newFlagSet("migrations")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	dir := "up"
+	if fs.NArg() > 0 {
+		dir = fs.Arg(0)
+	}
+	if fs.NArg() > 1 || (dir != "up" && dir != "down") {
+		return fmt.Errorf("%w: migrations takes up or down", errUsage)
+	}
+	all, err := migrations.All()
+	if err != nil {
+		return err
+	}
+	if dir == "down" {
+		for i := len(all) - 1; i >= 0; i-- {
+			fmt.Fprintf(stdout, "-- version %d %s (down)\n%s\n", all[i].Version, all[i].Name, all[i].Down)
+		}
+		return nil
+	}
+	for _, m := range all {
+		fmt.Fprintf(stdout, "-- version %d %s (up)\n%s\n", m.Version, m.Name, m.Up)
+	}
+	return nil
+}
+
+// cmdConvert prints, or with -apply runs, the SQL that moves a serial,
+// bigserial or identity column to DEFAULT ulid_flake().
+func cmdConvert(args []string, stdout io.Writer) error {
+	fs := newFlagSet("convert")
+	url := fs.String("database-url", os.Getenv("DATABASE_URL"), "PostgreSQL URL (default $DATABASE_URL)")
+	table := fs.String("table", "", "the table (schema-qualified if needed)")
+	column := fs.String("column", "id", "the key column")
+	apply := fs.Bool("apply", false, "run the conversion instead of printing it")
+	down := fs.Bool("down", false, "print (or run) the way back to a sequence")
+	lock := fs.Duration("lock-timeout", 5*time.Second, "how long to wait for locks")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *url == "" || *table == "" || fs.NArg() > 0 {
+		return fmt.Errorf("%w: convert needs -table and -database-url (or DATABASE_URL)", errUsage)
+	}
+	db, err := sql.Open("pgx", *url)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ctx := context.Background()
+	conv, err := migrations.ConvertSerial(ctx, db, *table, *column, migrations.LockTimeout(*lock))
+	if err != nil {
+		return err
+	}
+	if !*apply {
+		if *down {
+			_, err = io.WriteString(stdout, conv.Down)
+		} else {
+			_, err = io.WriteString(stdout, conv.Up)
+		}
+		return err
+	}
+	if err := conv.Apply(ctx, db, !*down); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "converted %s.%s\n", *table, *column)
+	return nil
+}
