@@ -152,13 +152,9 @@ func (p *Plugin) fillValue(db *gorm.DB, fields []*schema.Field, v reflect.Value)
 			if _, zero := f.ValueOf(db.Statement.Context, v); !zero {
 				continue
 			}
-			id, err := p.gen.NewWait(db.Statement.Context)
+			val, err := p.newValue(db, f)
 			if err != nil {
-				return fmt.Errorf("gormplugin: filling %s.%s: %w", db.Statement.Schema.Name, f.Name, err)
-			}
-			var val any = sqltype.ID(id)
-			if f.FieldType == flakeIDType {
-				val = id
+				return err
 			}
 			if err := f.Set(db.Statement.Context, v, val); err != nil {
 				return fmt.Errorf("gormplugin: setting %s.%s: %w", db.Statement.Schema.Name, f.Name, err)
@@ -168,6 +164,19 @@ func (p *Plugin) fillValue(db *gorm.DB, fields []*schema.Field, v reflect.Value)
 		return p.fillMap(db, fields, v)
 	}
 	return nil
+}
+
+// newValue returns a new ID of f's type, waiting out a used-up millisecond
+// until the statement's context ends.
+func (p *Plugin) newValue(db *gorm.DB, f *schema.Field) (any, error) {
+	id, err := p.gen.NewWait(db.Statement.Context)
+	if err != nil {
+		return nil, fmt.Errorf("gormplugin: filling %s.%s: %w", db.Statement.Schema.Name, f.Name, err)
+	}
+	if f.FieldType == flakeIDType {
+		return id, nil
+	}
+	return sqltype.ID(id), nil
 }
 
 // fillMap adds a new ID under the field's name to a map that has neither
@@ -180,13 +189,9 @@ func (p *Plugin) fillMap(db *gorm.DB, fields []*schema.Field, m reflect.Value) e
 		if present(m, f.Name) || present(m, f.DBName) {
 			continue
 		}
-		id, err := p.gen.NewWait(db.Statement.Context)
+		val, err := p.newValue(db, f)
 		if err != nil {
-			return fmt.Errorf("gormplugin: filling %s.%s: %w", db.Statement.Schema.Name, f.Name, err)
-		}
-		var val any = sqltype.ID(id)
-		if f.FieldType == flakeIDType {
-			val = id
+			return err
 		}
 		rv := reflect.ValueOf(val)
 		if !rv.Type().AssignableTo(m.Type().Elem()) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -314,23 +313,14 @@ func TestGormConcurrentCreates(t *testing.T) {
 	gormRun(t, true, func(t *testing.T, db *gorm.DB) {
 		const workers, each = 8, 10_000
 		db = db.Session(&gorm.Session{SkipDefaultTransaction: true})
-		var wg sync.WaitGroup
-		errs := make(chan error, workers)
-		for w := range workers {
-			wg.Go(func() {
-				for i := range each {
-					if err := db.Create(&Plain{Name: fmt.Sprintf("%d-%d", w, i)}).Error; err != nil {
-						errs <- err
-						return
-					}
+		runWorkers(t, workers, func(w int) error {
+			for i := range each {
+				if err := db.Create(&Plain{Name: fmt.Sprintf("%d-%d", w, i)}).Error; err != nil {
+					return err
 				}
-			})
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			require.NoError(t, err)
-		}
+			}
+			return nil
+		})
 		var n, distinct int64
 		require.NoError(t, db.Raw(`SELECT count(*), count(DISTINCT id) FROM plains`).Row().Scan(&n, &distinct))
 		require.EqualValues(t, workers*each, n)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -238,27 +237,18 @@ func TestSQLGeneratedIDs(t *testing.T) {
 				// 8 connections x 25k INSERT ... DEFAULT: no collision, no error.
 				const workers, each, batch = 8, 25_000, 500
 				start := time.Now()
-				var wg sync.WaitGroup
-				errs := make(chan error, workers)
-				for w := range workers {
-					wg.Go(func() {
-						for done := 0; done < each; done += batch {
-							b := &pgx.Batch{}
-							for range batch {
-								b.Queue(fmt.Sprintf(`INSERT INTO %s (worker) VALUES ($1)`, table), w)
-							}
-							if err := pool.SendBatch(ctx, b).Close(); err != nil {
-								errs <- err
-								return
-							}
+				runWorkers(t, workers, func(w int) error {
+					for done := 0; done < each; done += batch {
+						b := &pgx.Batch{}
+						for range batch {
+							b.Queue(fmt.Sprintf(`INSERT INTO %s (worker) VALUES ($1)`, table), w)
 						}
-					})
-				}
-				wg.Wait()
-				close(errs)
-				for err := range errs {
-					require.NoError(t, err)
-				}
+						if err := pool.SendBatch(ctx, b).Close(); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
 				end := time.Now()
 				var n, distinct int
 				require.NoError(t, pool.QueryRow(ctx, fmt.Sprintf(`SELECT count(*), count(DISTINCT id) FROM %s`, table)).Scan(&n, &distinct))

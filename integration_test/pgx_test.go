@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -179,34 +178,25 @@ func TestPgxPoolConcurrency(t *testing.T) {
 		const workers, each = 8, 500
 		g, err := ulidflake.NewGenerator()
 		require.NoError(t, err)
-		var wg sync.WaitGroup
-		errs := make(chan error, workers)
-		for w := range workers {
-			wg.Go(func() {
-				for range each {
-					id, err := g.NewWait(ctx)
-					if err == nil {
-						_, err = p.Exec(ctx, `INSERT INTO conc (id, worker) VALUES ($1, $2)`, id, w)
-					}
-					var back ulidflake.ID
-					if err == nil {
-						err = p.QueryRow(ctx, `SELECT id FROM conc WHERE id = $1`, id).Scan(&back)
-					}
-					if err == nil && back != id {
-						err = fmt.Errorf("read back %s, wrote %s", back, id)
-					}
-					if err != nil {
-						errs <- err
-						return
-					}
+		runWorkers(t, workers, func(w int) error {
+			for range each {
+				id, err := g.NewWait(ctx)
+				if err != nil {
+					return err
 				}
-			})
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			require.NoError(t, err)
-		}
+				if _, err = p.Exec(ctx, `INSERT INTO conc (id, worker) VALUES ($1, $2)`, id, w); err != nil {
+					return err
+				}
+				var back ulidflake.ID
+				if err = p.QueryRow(ctx, `SELECT id FROM conc WHERE id = $1`, id).Scan(&back); err != nil {
+					return err
+				}
+				if back != id {
+					return fmt.Errorf("read back %s, wrote %s", back, id)
+				}
+			}
+			return nil
+		})
 		var n, distinct int
 		require.NoError(t, p.QueryRow(ctx, `SELECT count(*), count(DISTINCT worker) FROM conc`).Scan(&n, &distinct))
 		require.Equal(t, workers*each, n)
