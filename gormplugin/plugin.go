@@ -37,6 +37,7 @@
 package gormplugin
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 
@@ -47,9 +48,15 @@ import (
 	"github.com/ulidflake/ulidflake/sqltype"
 )
 
+// Source makes IDs: a *flake.Generator, or a *sidlease.Lease whose SID is
+// held in PostgreSQL.
+type Source interface {
+	NewWait(ctx context.Context) (flake.ID, error)
+}
+
 // Plugin is a gorm.Plugin that fills ID fields on create.
 type Plugin struct {
-	gen    *flake.Generator
+	gen    Source
 	fields func(*schema.Field) bool
 	err    error
 }
@@ -57,10 +64,10 @@ type Plugin struct {
 // Option configures a [Plugin].
 type Option func(*Plugin)
 
-// WithGenerator sets the generator the IDs come from, for the layout, SID,
-// epoch and entropy of flake.NewGenerator's options. Default: a stand-alone
-// generator with the default epoch.
-func WithGenerator(g *flake.Generator) Option {
+// WithGenerator sets where the IDs come from: a flake.Generator with the
+// layout, SID, epoch and entropy of its options, or a sidlease.Lease.
+// Default: a stand-alone generator with the default epoch.
+func WithGenerator(g Source) Option {
 	return func(p *Plugin) { p.gen = g }
 }
 
@@ -84,7 +91,9 @@ func New(opts ...Option) *Plugin {
 		o(p)
 	}
 	if p.gen == nil {
-		p.gen, p.err = flake.NewGenerator()
+		var g *flake.Generator
+		g, p.err = flake.NewGenerator()
+		p.gen = g
 	}
 	if p.fields == nil {
 		p.err = fmt.Errorf("gormplugin: WithFields(nil)")

@@ -27,6 +27,7 @@ package pgtest
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/netip"
 	"net/url"
 	"os"
@@ -67,6 +68,7 @@ type Server struct {
 
 	admin *pgxpool.Pool
 	seq   atomic.Int64
+	ctr   *tcpostgres.PostgresContainer // nil for a URL
 }
 
 // DB is a fresh database on a server, for one test.
@@ -184,7 +186,7 @@ func start(ctx context.Context, setup Setup) (srv []*Server, stop []func(), skip
 		if img == "" {
 			continue
 		}
-		s, term, err := startContainer(ctx, img, setup)
+		s, term, err := startContainer(ctx, img, setup, "")
 		if term != nil {
 			stop = append(stop, term)
 		}
@@ -220,15 +222,15 @@ var majorInTag = regexp.MustCompile(`:(\d+)`)
 
 // startContainer starts img with the testcontainers postgres module and
 // checks that it runs the major version its tag promises.
-func startContainer(ctx context.Context, img string, setup Setup) (*Server, func(), error) {
+func startContainer(ctx context.Context, img string, setup Setup, hostPort string) (*Server, func(), error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	opts := []testcontainers.ContainerCustomizer{
 		tcpostgres.WithDatabase("postgres"),
 		tcpostgres.BasicWaitStrategies(),
 	}
-	if loopbackHost() {
-		opts = append(opts, publishOnLoopback())
+	if loopbackHost() || hostPort != "" {
+		opts = append(opts, publishOn(loopbackHost(), hostPort))
 	}
 	ctr, err := tcpostgres.Run(ctx, img, opts...)
 	var term func()
@@ -251,7 +253,56 @@ func startContainer(ctx context.Context, img string, setup Setup) (*Server, func
 			return nil, term, fmt.Errorf("image %q runs PostgreSQL %d, not the %d its tag promises", img, s.Major, want)
 		}
 	}
+	s.ctr = ctr
 	return s, func() { s.admin.Close(); term() }, nil
+}
+
+// NewContainer starts a server of its own for t, from the first image of
+// ULIDFLAKE_PG_IMAGES, published on a fixed host port so that [Server.Restart]
+// keeps its address. It skips t when the servers come from a URL.
+func NewContainer(t testing.TB) *Server {
+	t.Helper()
+	ss := Servers(t)
+	if ss[0].Image == "" {
+		t.Skipf("pgtest: a container of its own needs images; %s is set", EnvURL)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	s, term, err := startContainer(context.Background(), ss[0].Image, nil, port)
+	if term != nil {
+		t.Cleanup(term)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Restart stops and starts the server's container, as a server restart
+// does: every session ends. It returns when the server accepts connections.
+func (s *Server) Restart(ctx context.Context) error {
+	if s.ctr == nil {
+		return fmt.Errorf("pgtest: %s is not a container", s.Name)
+	}
+	timeout := 10 * time.Second
+	if err := s.ctr.Stop(ctx, &timeout); err != nil {
+		return err
+	}
+	if err := s.ctr.Start(ctx); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := s.admin.Ping(ctx)
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // loopbackHost reports whether testcontainers was told that the Docker host
@@ -263,11 +314,15 @@ func loopbackHost() bool {
 	return h == "localhost" || h == "127.0.0.1"
 }
 
-func publishOnLoopback() testcontainers.CustomizeRequestOption {
+// publishOn binds the container's port 5432 on the loopback only (or on
+// every interface), on hostPort or, when it is "", a free port.
+func publishOn(loopback bool, hostPort string) testcontainers.CustomizeRequestOption {
 	return testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
-		hc.PortBindings = network.PortMap{
-			network.MustParsePort("5432/tcp"): {{HostIP: netip.MustParseAddr("127.0.0.1")}},
+		b := network.PortBinding{HostPort: hostPort}
+		if loopback {
+			b.HostIP = netip.MustParseAddr("127.0.0.1")
 		}
+		hc.PortBindings = network.PortMap{network.MustParsePort("5432/tcp"): {b}}
 	})
 }
 
