@@ -58,9 +58,24 @@ func BenchmarkNewWait(b *testing.B) {
 	g, _ := NewGenerator()
 	ctx := context.Background()
 	b.ReportAllocs()
+	start := time.Now()
 	for b.Loop() {
 		sinkID, sinkErr = g.NewWait(ctx)
 	}
+	b.ReportMetric(float64(b.N)/float64(time.Since(start).Milliseconds()+1), "ids/ms")
+}
+
+// BenchmarkNewWaitScalable is the sustained rate of one scalable generator
+// (15 random bits, entropy 1): the capacity of one instance holding a SID.
+func BenchmarkNewWaitScalable(b *testing.B) {
+	g, _ := NewGenerator(WithSID(1))
+	ctx := context.Background()
+	b.ReportAllocs()
+	start := time.Now()
+	for b.Loop() {
+		sinkID, sinkErr = g.NewWait(ctx)
+	}
+	b.ReportMetric(float64(b.N)/float64(time.Since(start).Milliseconds()+1), "ids/ms")
 }
 
 func BenchmarkParse(b *testing.B) {

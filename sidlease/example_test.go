@@ -1,0 +1,56 @@
+package sidlease_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ulidflake/ulidflake/gormplugin"
+	"github.com/ulidflake/ulidflake/sidlease"
+)
+
+func ExampleAcquire() {
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		return // needs a server
+	}
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		panic(err)
+	}
+	defer pool.Close()
+
+	// One lease per running instance; Acquire waits 2s (the validity) before it returns.
+	lease, err := sidlease.Acquire(ctx, pool, "orders-service")
+	if err != nil {
+		panic(err) // sidlease.ErrNoFreeSID when 32 instances already hold one
+	}
+	defer lease.Close() // frees the SID at once
+
+	id, err := lease.NewWait(ctx) // sidlease.ErrLeaseLost if the lease cannot be proven held
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(id.SID() == lease.SID())
+
+	// The lease is a source for the GORM plugin too.
+	_ = gormplugin.New(gormplugin.WithGenerator(lease))
+}
+
+func ExampleWithValidity() {
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		return // needs a server
+	}
+	ctx := context.Background()
+	pool, _ := pgxpool.New(ctx, url)
+	defer pool.Close()
+	// Detect a lost lease within 5s, with a heartbeat every 1.25s.
+	lease, err := sidlease.Acquire(ctx, pool, "batch-jobs", sidlease.WithValidity(5e9))
+	if err == nil {
+		defer lease.Close()
+	}
+}
