@@ -40,11 +40,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/network"
 	"github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	tcpostgres "github.com/testcontainers/testcontainers-go/modules/postgres"
+
+	"github.com/ulidflake/ulidflake/migrations"
 )
 
 // Environment variables.
@@ -82,6 +85,15 @@ type DB struct {
 // Setup prepares the template database every test database is cloned from
 // (runs migrations, say). It may be nil.
 type Setup func(ctx context.Context, conn *pgx.Conn) error
+
+// Migrated is the Setup that installs package migrations (ulid_flake() and
+// its companions) in the template.
+func Migrated(ctx context.Context, conn *pgx.Conn) error {
+	db := stdlib.OpenDB(*conn.Config())
+	defer db.Close()
+	_, err := migrations.Migrate(ctx, db)
+	return err
+}
 
 var (
 	servers  []*Server

@@ -1,0 +1,201 @@
+// Command report runs every ulidflake benchmark (against its peers, in pgx,
+// and in PostgreSQL against bigserial and UUIDs), and writes BENCHMARKS.md
+// and its charts from the results:
+//
+//	cd benchmarks && go run ./cmd/report            # about 25 minutes on 2 cores
+//	go run ./cmd/report -rows 10000000             # the insert comparison at 10M rows
+//
+// PostgreSQL comes from the same environment variables as the tests
+// (ULIDFLAKE_PG_IMAGES, ULIDFLAKE_TEST_DATABASE_URL); with neither set, it
+// builds and uses the local images as CI does.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var (
+	count  = flag.Int("count", 6, "runs of each benchmark (medians are reported)")
+	rows   = flag.Int("rows", 1_000_000, "rows per table in the insert comparison")
+	out    = flag.String("out", "../BENCHMARKS.md", "the report")
+	charts = flag.String("charts", "../docs/benchmarks", "where the PNG charts go")
+	quick  = flag.Bool("quick", false, "short runs, to check the command itself (figures not for the report)")
+)
+
+// results maps a benchmark name (without the -N suffix) and a unit to the
+// values of its runs.
+type results map[string]map[string][]float64
+
+func (r results) add(name, unit string, v float64) {
+	if r[name] == nil {
+		r[name] = map[string][]float64{}
+	}
+	r[name][unit] = append(r[name][unit], v)
+}
+
+// median returns the median of name's unit, and whether there is one.
+func (r results) median(name, unit string) (float64, bool) {
+	v := slices.Clone(r[name][unit])
+	if len(v) == 0 {
+		return 0, false
+	}
+	sort.Float64s(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2], true
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2, true
+}
+
+var (
+	benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
+	version   = regexp.MustCompile(`server_version (\S+) (.*)$`)
+)
+
+// run runs go test in dir with args, echoes its output, and parses it.
+func run(r results, versions map[string]string, dir string, args ...string) {
+	log.Printf("(in %s) go %s", dir, strings.Join(args, " "))
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Stderr = os.Stderr
+	var buf bytes.Buffer
+	cmd.Stdout = &buf
+	if err := cmd.Run(); err != nil {
+		os.Stdout.Write(buf.Bytes())
+		log.Fatalf("go %s: %v", strings.Join(args, " "), err)
+	}
+	sc := bufio.NewScanner(&buf)
+	for sc.Scan() {
+		line := sc.Text()
+		if m := version.FindStringSubmatch(line); m != nil {
+			versions[m[1]] = m[2]
+		}
+		m := benchLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		f := strings.Fields(m[2])
+		for i := 0; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err == nil {
+				r.add(strings.TrimPrefix(m[1], "Benchmark"), f[i+1], v)
+			}
+		}
+	}
+}
+
+func main() {
+	flag.Parse()
+	log.SetFlags(0)
+	if _, err := os.Stat("go.mod"); err != nil {
+		log.Fatal("run it from the benchmarks directory: cd benchmarks && go run ./cmd/report")
+	}
+	if os.Getenv("ULIDFLAKE_PG_IMAGES") == "" && os.Getenv("ULIDFLAKE_TEST_DATABASE_URL") == "" {
+		for _, v := range []string{"15", "17"} {
+			c := exec.Command("../.ci/postgres-image.sh", v)
+			c.Stdout, c.Stderr = os.Stderr, os.Stderr
+			if err := c.Run(); err != nil {
+				log.Fatalf("building the Postgres %s image: %v", v, err)
+			}
+		}
+		os.Setenv("ULIDFLAKE_PG_IMAGES", "localhost/ulidflake/postgres:15,localhost/ulidflake/postgres:17")
+		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+		os.Setenv("TESTCONTAINERS_HOST_OVERRIDE", "localhost")
+	}
+	cnt := strconv.Itoa(*count)
+	short := func(full string, q string) string {
+		if *quick {
+			return q
+		}
+		return full
+	}
+	r, versions := results{}, map[string]string{}
+	started := time.Now()
+	run(r, versions, ".", "test", "-run", "^$", "-bench", "^Benchmark(Generate|GenerateParallel|Parse|String|Append|MarshalJSON|UnmarshalJSON)$",
+		"-benchmem", "-count", cnt, "-benchtime", short("1s", "50ms"), ".")
+	run(r, versions, ".", "test", "-run", "^$", "-bench", "^BenchmarkGenerateUnderCap$", "-benchmem", "-count", cnt, "-benchtime", short("20000x", "400x"), ".")
+	run(r, versions, ".", "test", "-run", "^$", "-bench", "^BenchmarkPgxScan1M$", "-benchmem", "-count", cnt, "-benchtime", short("3x", "1x"), "-v", ".")
+	run(r, versions, ".", "test", "-run", "^$", "-bench", "^BenchmarkInsert$", "-count", short("3", "1"), "-benchtime", "1x",
+		"-timeout", "3h", ".", "-args", "-rows", strconv.Itoa(*rows))
+	run(r, versions, "..", "test", "-run", "^$", "-bench", ".", "-benchmem", "-count", cnt, "-benchtime", short("1s", "50ms"), "./flake", "./pgxtype")
+	run(r, versions, "..", "test", "-run", "^$", "-bench", "BenchmarkGormCreate|BenchmarkSQLGenerate", "-count", cnt,
+		"-benchtime", short("20x", "2x"), "./integration_test/")
+
+	rep := report{r: r, versions: versions, started: started, rows: *rows, quick: *quick}
+	rep.libs = libVersions()
+	if err := os.MkdirAll(*charts, 0o755); err != nil {
+		log.Fatal(err)
+	}
+	md := rep.markdown(*charts, *out)
+	if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("wrote %s and the charts in %s (%s)", *out, *charts, time.Since(started).Round(time.Second))
+}
+
+// libVersions returns the versions of the peer libraries and drivers.
+func libVersions() map[string]string {
+	outp, err := exec.Command("go", "list", "-m", "-json", "all").Output()
+	if err != nil {
+		log.Fatal(err)
+	}
+	v := map[string]string{}
+	dec := json.NewDecoder(bytes.NewReader(outp))
+	for dec.More() {
+		var m struct{ Path, Version string }
+		if err := dec.Decode(&m); err != nil {
+			log.Fatal(err)
+		}
+		v[m.Path] = m.Version
+	}
+	return v
+}
+
+// machine describes the machine for the report's header.
+func machine() string {
+	cpu := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "model name") {
+				cpu = strings.TrimSpace(strings.SplitN(l, ":", 2)[1])
+				break
+			}
+		}
+	}
+	mem := ""
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		f := strings.Fields(string(b))
+		if len(f) > 1 {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			mem = fmt.Sprintf(", %.0f GiB", kb/1024/1024)
+		}
+	}
+	kernel := ""
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		kernel = ", Linux " + strings.TrimSpace(string(b))
+	}
+	return fmt.Sprintf("%s/%s, %d CPUs (%s)%s%s, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpu, mem, kernel, runtime.Version())
+}
+
+func chartPath(dir, out, name string) (file, link string) {
+	file = filepath.Join(dir, name)
+	link, err := filepath.Rel(filepath.Dir(out), file)
+	if err != nil {
+		link = file
+	}
+	return file, filepath.ToSlash(link)
+}

@@ -1,0 +1,190 @@
+package benchmarks
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ulidflake/ulidflake"
+	"github.com/ulidflake/ulidflake/internal/pgtest"
+	"github.com/ulidflake/ulidflake/pgxtype"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m, pgtest.Migrated) }
+
+var insertRows = flag.Int("rows", 1_000_000, "rows per table in BenchmarkInsert (10M: -rows 10000000)")
+
+// scheme is a primary-key scheme of BenchmarkInsert.
+type scheme struct {
+	name    string
+	ddl     string // CREATE TABLE t (...)
+	load    func(ctx context.Context, conn *pgx.Conn, n int) error
+	pkIndex string
+}
+
+func copyRows(ctx context.Context, conn *pgx.Conn, cols []string, n int, row func(i int) []any) error {
+	_, err := conn.CopyFrom(ctx, pgx.Identifier{"t"}, cols, pgx.CopyFromSlice(n, func(i int) ([]any, error) { return row(i), nil }))
+	return err
+}
+
+func schemes() []scheme {
+	gen, _ := ulidflake.NewGenerator()
+	ctx := context.Background()
+	newID := func() ulidflake.ID { id, _ := gen.NewWait(ctx); return id }
+	return []scheme{
+		{"bigserial", `CREATE TABLE t (id bigserial PRIMARY KEY, v int NOT NULL)`,
+			func(ctx context.Context, c *pgx.Conn, n int) error {
+				return copyRows(ctx, c, []string{"v"}, n, func(i int) []any { return []any{int32(i)} })
+			}, "t_pkey"},
+		{"ulidflake-app-copy", `CREATE TABLE t (id bigint PRIMARY KEY, v int NOT NULL)`,
+			func(ctx context.Context, c *pgx.Conn, n int) error {
+				return copyRows(ctx, c, []string{"id", "v"}, n, func(i int) []any { return []any{newID(), int32(i)} })
+			}, "t_pkey"},
+		{"ulidflake-app-insert", `CREATE TABLE t (id bigint PRIMARY KEY, v int NOT NULL)`,
+			func(ctx context.Context, c *pgx.Conn, n int) error {
+				const batch = 10_000
+				ids, vs := make([]ulidflake.ID, 0, batch), make([]int32, 0, batch)
+				for i := 0; i < n; i++ {
+					ids, vs = append(ids, newID()), append(vs, int32(i))
+					if len(ids) == batch || i == n-1 {
+						if _, err := c.Exec(ctx, `INSERT INTO t (id, v) SELECT * FROM unnest($1::bigint[], $2::int[])`, ids, vs); err != nil {
+							return err
+						}
+						ids, vs = ids[:0], vs[:0]
+					}
+				}
+				return nil
+			}, "t_pkey"},
+		{"ulidflake-default", `CREATE TABLE t (id bigint PRIMARY KEY DEFAULT ulid_flake(), v int NOT NULL)`,
+			func(ctx context.Context, c *pgx.Conn, n int) error {
+				return copyRows(ctx, c, []string{"v"}, n, func(i int) []any { return []any{int32(i)} })
+			}, "t_pkey"},
+		{"uuidv4-default", `CREATE TABLE t (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), v int NOT NULL)`,
+			func(ctx context.Context, c *pgx.Conn, n int) error {
+				return copyRows(ctx, c, []string{"v"}, n, func(i int) []any { return []any{int32(i)} })
+			}, "t_pkey"},
+		{"uuidv7-app", `CREATE TABLE t (id uuid PRIMARY KEY, v int NOT NULL)`,
+			func(ctx context.Context, c *pgx.Conn, n int) error {
+				return copyRows(ctx, c, []string{"id", "v"}, n, func(i int) []any {
+					u, _ := uuid.NewV7()
+					return []any{[16]byte(u), int32(i)}
+				})
+			}, "t_pkey"},
+	}
+}
+
+// BenchmarkInsert loads -rows rows (default 1M) into a table keyed by each
+// scheme, on each server, and reports rows/s, the primary-key index size,
+// its leaf density (pgstattuple) and the WAL written per row. Run it with
+// -benchtime 1x: one load is the measurement.
+func BenchmarkInsert(b *testing.B) {
+	ctx := context.Background()
+	for _, s := range pgtest.Servers(b) {
+		for _, sc := range schemes() {
+			b.Run(fmt.Sprintf("%s/%s", s.Name, sc.name), func(b *testing.B) {
+				var rowsPerSec, indexBytes, density, walPerRow float64
+				for b.Loop() {
+					b.StopTimer()
+					db := s.NewDB(b)
+					conn, err := pgx.Connect(ctx, db.URL)
+					if err != nil {
+						b.Fatal(err)
+					}
+					pgxtype.Register(conn.TypeMap())
+					if _, err := conn.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pgstattuple; `+sc.ddl+`; CHECKPOINT`); err != nil {
+						b.Fatal(err)
+					}
+					var lsn0 string
+					if err := conn.QueryRow(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&lsn0); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+					start := time.Now()
+					if err := sc.load(ctx, conn, *insertRows); err != nil {
+						b.Fatal(err)
+					}
+					elapsed := time.Since(start)
+					b.StopTimer()
+					var wal int64
+					if err := conn.QueryRow(ctx, `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::bigint, pg_relation_size($2::regclass), (pgstatindex($2)).avg_leaf_density`,
+						lsn0, sc.pkIndex).Scan(&wal, new(int64), &density); err != nil {
+						b.Fatal(err)
+					}
+					var size int64
+					_ = conn.QueryRow(ctx, `SELECT pg_relation_size($1::regclass)`, sc.pkIndex).Scan(&size)
+					rowsPerSec = float64(*insertRows) / elapsed.Seconds()
+					indexBytes = float64(size)
+					walPerRow = float64(wal) / float64(*insertRows)
+					conn.Close(ctx)
+					b.StartTimer()
+				}
+				b.ReportMetric(rowsPerSec, "rows/s")
+				b.ReportMetric(indexBytes, "pk-bytes")
+				b.ReportMetric(density, "leaf-density-%")
+				b.ReportMetric(walPerRow, "wal-B/row")
+			})
+		}
+	}
+}
+
+// BenchmarkPgxScan1M reads a million bigint IDs through pgx: into int64,
+// into ulidflake.ID with pgxtype.Register, and into ulidflake.ID through its
+// sql.Scanner. It reports ns per row.
+func BenchmarkPgxScan1M(b *testing.B) {
+	const n = 1_000_000
+	ctx := context.Background()
+	for _, s := range pgtest.Servers(b) {
+		db := s.NewDB(b)
+		var version string
+		if err := db.QueryRow(ctx, `SELECT version()`).Scan(&version); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("server_version %s %s", s.Name, version) // read by cmd/report
+		if _, err := db.Exec(ctx, `CREATE TABLE ids AS SELECT ulid_flake() AS id FROM generate_series(1, 1000000)`); err != nil {
+			b.Fatal(err)
+		}
+		for _, c := range []struct {
+			name     string
+			register bool
+			scan     func(pgx.Rows) error
+		}{
+			{"int64", false, func(r pgx.Rows) error { var v int64; return r.Scan(&v) }},
+			{"ID-Register", true, func(r pgx.Rows) error { var v ulidflake.ID; return r.Scan(&v) }},
+			{"ID-Scanner", false, func(r pgx.Rows) error { var v ulidflake.ID; return r.Scan(&v) }},
+		} {
+			cfg, _ := pgxpool.ParseConfig(db.URL)
+			if c.register {
+				cfg.AfterConnect = pgxtype.AfterConnect
+			}
+			pool, err := pgxpool.NewWithConfig(ctx, cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run(fmt.Sprintf("%s/%s", s.Name, c.name), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					rows, err := pool.Query(ctx, `SELECT id FROM ids`)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for rows.Next() {
+						if err := c.scan(rows); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if rows.Err() != nil {
+						b.Fatal(rows.Err())
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/row")
+			})
+			pool.Close()
+		}
+	}
+}
