@@ -176,7 +176,7 @@ func (p *report) core(chartDir, out string) {
 }
 
 var peerWhy = map[string]string{
-	"GenerateUnderCap": "ulidflake reads the clock and takes a lock on every call to stay strictly monotonic under a logical clock, and draws from a CSPRNG; xid uses a process-wide counter with no lock, and the clock read dominates all of them (see the floor).",
+	"GenerateUnderCap": "every ulidflake call reads the clock, takes the generator's lock (strictly increasing IDs, even when the clock steps back) and draws from a CSPRNG; a faster peer skips one of these (snowflake has no randomness, xid no lock), and the clock read dominates all of them (see the floor)",
 	"Parse":            "",
 	"String":           "String returns a new string: one allocation, like every peer's.",
 	"Append":           "",
@@ -288,7 +288,7 @@ func (p *report) inserts(chartDir, out string) {
 		v4, _ := p.m("Insert/"+s+"/uuidv4-default", "rows/s")
 		p.goals = append(p.goals,
 			goal{fmt.Sprintf("%s: inserts within 5%% of bigserial", s), fmt.Sprintf("ulidflake (app, COPY) %.2f× bigserial's rate", uf/base), uf/base >= 0.95,
-				"the app-side generator's cost per row (about 0.3 µs at 3,000 IDs a millisecond) and 8 more bytes per row on the wire (bigserial's key is made by the server) are a visible share of a COPY that costs about a microsecond a row"},
+				"the app-side generator's cost per row and 8 more bytes per row on the wire (bigserial's key is made by the server) are a visible share of a COPY that costs a few microseconds a row"},
 			goal{fmt.Sprintf("%s: inserts faster than UUIDv4", s), fmt.Sprintf("%.2f× UUIDv4's rate", uf/v4), uf > v4,
 				"at this size the whole UUIDv4 index fits in shared_buffers, so its random inserts cost little; the gap widens with tables larger than memory (-rows 10000000)"})
 	}
