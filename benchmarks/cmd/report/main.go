@@ -35,7 +35,20 @@ var (
 	out    = flag.String("out", "../BENCHMARKS.md", "the report")
 	charts = flag.String("charts", "../docs/benchmarks", "where the PNG charts go")
 	quick  = flag.Bool("quick", false, "short runs, to check the command itself (figures not for the report)")
+	from   = flag.String("from", "", "render the report from a results.json of an earlier run instead of running")
 )
+
+// saved is what results.json keeps of a run, so that the report can be
+// rendered again (-from) without running.
+type saved struct {
+	Results  results
+	Versions map[string]string
+	Started  time.Time
+	Rows     int
+	Count    int
+	Quick    bool
+	Machine  string
+}
 
 // results maps a benchmark name (without the -N suffix) and a unit to the
 // values of its runs.
@@ -104,7 +117,7 @@ func main() {
 	if _, err := os.Stat("go.mod"); err != nil {
 		log.Fatal("run it from the benchmarks directory: cd benchmarks && go run ./cmd/report")
 	}
-	if os.Getenv("ULIDFLAKE_PG_IMAGES") == "" && os.Getenv("ULIDFLAKE_TEST_DATABASE_URL") == "" {
+	if *from == "" && os.Getenv("ULIDFLAKE_PG_IMAGES") == "" && os.Getenv("ULIDFLAKE_TEST_DATABASE_URL") == "" {
 		for _, v := range []string{"15", "17"} {
 			c := exec.Command("../.ci/postgres-image.sh", v)
 			c.Stdout, c.Stderr = os.Stderr, os.Stderr
@@ -116,6 +129,40 @@ func main() {
 		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
 		os.Setenv("TESTCONTAINERS_HOST_OVERRIDE", "localhost")
 	}
+	var sv saved
+	if *from != "" {
+		b, err := os.ReadFile(*from)
+		if err == nil {
+			err = json.Unmarshal(b, &sv)
+		}
+		if err != nil {
+			log.Fatalf("reading %s: %v", *from, err)
+		}
+	} else {
+		sv = measure()
+	}
+	*count, *rows, *quick = sv.Count, sv.Rows, sv.Quick
+	r, versions, started := sv.Results, sv.Versions, sv.Started
+	rep := report{r: r, versions: versions, started: started, rows: *rows, quick: *quick, machine: sv.Machine}
+	rep.libs = libVersions()
+	if err := os.MkdirAll(*charts, 0o755); err != nil {
+		log.Fatal(err)
+	}
+	if *from == "" {
+		b, _ := json.MarshalIndent(sv, "", " ")
+		if err := os.WriteFile(filepath.Join(*charts, "results.json"), b, 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
+	md := rep.markdown(*charts, *out)
+	if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("wrote %s and the charts in %s", *out, *charts)
+}
+
+// measure runs every benchmark and returns the results.
+func measure() saved {
 	cnt := strconv.Itoa(*count)
 	short := func(full string, q string) string {
 		if *quick {
@@ -134,17 +181,8 @@ func main() {
 	run(r, versions, "..", "test", "-run", "^$", "-bench", ".", "-benchmem", "-count", cnt, "-benchtime", short("1s", "50ms"), "./flake", "./pgxtype")
 	run(r, versions, "..", "test", "-run", "^$", "-bench", "BenchmarkGormCreate|BenchmarkSQLGenerate", "-count", cnt,
 		"-benchtime", short("20x", "2x"), "./integration_test/")
-
-	rep := report{r: r, versions: versions, started: started, rows: *rows, quick: *quick}
-	rep.libs = libVersions()
-	if err := os.MkdirAll(*charts, 0o755); err != nil {
-		log.Fatal(err)
-	}
-	md := rep.markdown(*charts, *out)
-	if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
-		log.Fatal(err)
-	}
-	log.Printf("wrote %s and the charts in %s (%s)", *out, *charts, time.Since(started).Round(time.Second))
+	return saved{Results: r, Versions: versions, Started: started, Rows: *rows, Count: *count, Quick: *quick,
+		Machine: fmt.Sprintf("%s, took %s", machine(), time.Since(started).Round(time.Minute))}
 }
 
 // libVersions returns the versions of the peer libraries and drivers.
