@@ -279,7 +279,11 @@ func (p *report) inserts(chartDir, out string) {
 			bars = append(bars, bar{sc.name, rate / base})
 		}
 		p.f("\n`DEFAULT ulid_flake()` evaluates the function for every row inside the server (its cost against `nextval()` is the next section); ")
-		p.f("UUIDv4 keys land at random places in the index, hence its size, lower leaf density and WAL.\n\n")
+		p.f("UUIDv4 keys land at random places in the index, hence its size, lower leaf density and WAL.")
+		if d, ok := p.m("Insert/"+s+"/ulidflake-default", "rows/s"); ok && d/base < 0.9 {
+			p.f(" Open finding: under COPY, `DEFAULT ulid_flake()` loads at %.2f× bigserial's rate, more than its per-row cost in `INSERT … SELECT` (next section) explains; we have not found why yet. For bulk loads, make the IDs in Go (the COPY row above).", d/base)
+		}
+		p.f("\n\n")
 		if file, link := chartPath(chartDir, out, "insert-"+s+".png"); len(bars) > 0 {
 			if err := barChart(file, fmt.Sprintf("%s: insert rate relative to bigserial (longer is faster)", s), bars, false); err != nil {
 				log.Fatal(err)
@@ -290,7 +294,7 @@ func (p *report) inserts(chartDir, out string) {
 		v4, _ := p.m("Insert/"+s+"/uuidv4-default", "rows/s")
 		p.goals = append(p.goals,
 			goal{fmt.Sprintf("%s: inserts within 5%% of bigserial", s), fmt.Sprintf("ulidflake (app, COPY) %.2f× bigserial's rate", uf/base), uf/base >= 0.95,
-				"the app-side generator's cost per row and 8 more bytes per row on the wire (bigserial's key is made by the server) are a visible share of a COPY that costs a few microseconds a row"},
+				"the app-side generator's cost per row and 8 more bytes per row on the wire (bigserial's key is made by the server) are a visible share of a COPY that costs about 2 µs a row; and a single 1M-row load varies by about ±10% between runs here (compare the other server, and the three loads in docs/benchmarks/results.json)"},
 			goal{fmt.Sprintf("%s: inserts faster than UUIDv4", s), fmt.Sprintf("%.2f× UUIDv4's rate", uf/v4), uf > v4,
 				"at this size the whole UUIDv4 index fits in shared_buffers, so its random inserts cost little; the gap widens with tables larger than memory (-rows 10000000)"})
 	}
@@ -335,7 +339,7 @@ func (p *report) gorm() {
 	}
 	p.f("\n")
 	p.goals = append(p.goals, goal{"GORM plugin overhead within 5% of `bigserial`", fmt.Sprintf("%.2f× at worst", worst), worst <= 1.05,
-		"single-row creates are faster than bigserial's (no RETURNING id to read back), but a batch of 1000 needs 1000 IDs from one generator, about 0.3 ms at its capacity of some 3,000 a millisecond, which is 5-7% of a 4.3 ms batch; round trips on this machine also vary by ±20% between runs"})
+		"a batch of 1000 needs 1000 IDs from one generator, about 0.3 ms at its capacity of some 3,000 a millisecond, up to 7% of a 4.3 ms batch; for a single row the plugin's own work (one generator call and a reflective field set, under a microsecond) is far below the difference measured, which is within the ±20% that round trips vary between runs on this machine"})
 }
 
 func (p *report) goalsSection() {
