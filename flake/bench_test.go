@@ -54,21 +54,15 @@ func BenchmarkNewParallel(b *testing.B) {
 
 // BenchmarkNewWait measures sustained throughput: it waits out overflows,
 // so it runs at the generator's capacity, not its speed.
-func BenchmarkNewWait(b *testing.B) {
-	g, _ := NewGenerator()
-	ctx := context.Background()
-	b.ReportAllocs()
-	start := time.Now()
-	for b.Loop() {
-		sinkID, sinkErr = g.NewWait(ctx)
-	}
-	b.ReportMetric(float64(b.N)/float64(time.Since(start).Milliseconds()+1), "ids/ms")
-}
+func BenchmarkNewWait(b *testing.B) { benchSustained(b) }
 
 // BenchmarkNewWaitScalable is the sustained rate of one scalable generator
 // (15 random bits, entropy 1): the capacity of one instance holding a SID.
-func BenchmarkNewWaitScalable(b *testing.B) {
-	g, _ := NewGenerator(WithSID(1))
+func BenchmarkNewWaitScalable(b *testing.B) { benchSustained(b, WithSID(1)) }
+
+// benchSustained runs NewWait in a loop and reports IDs per millisecond.
+func benchSustained(b *testing.B, opts ...Option) {
+	g, _ := NewGenerator(opts...)
 	ctx := context.Background()
 	b.ReportAllocs()
 	start := time.Now()

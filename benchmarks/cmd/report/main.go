@@ -2,7 +2,7 @@
 // and in PostgreSQL against bigserial and UUIDs), and writes BENCHMARKS.md
 // and its charts from the results:
 //
-//	cd benchmarks && go run ./cmd/report            # about 25 minutes on 2 cores
+//	cd benchmarks && go run ./cmd/report            # about 17 minutes on 2 cores
 //	go run ./cmd/report -rows 10000000             # the insert comparison at 10M rows
 //
 // PostgreSQL comes from the same environment variables as the tests
