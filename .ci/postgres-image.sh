@@ -4,6 +4,7 @@
 #
 #   .ci/postgres-image.sh 15    ->  localhost/ulidflake/postgres:15  (Debian bookworm)
 #   .ci/postgres-image.sh 17    ->  localhost/ulidflake/postgres:17  (Debian trixie)
+#   .ci/postgres-image.sh 18    ->  localhost/ulidflake/postgres:18  (Debian forky)
 #
 # It bootstraps a root file system with mmdebstrap from the Debian mirror
 # this machine's apt is configured with, then builds an image FROM scratch.
@@ -12,11 +13,15 @@
 # unchanged. When the image already exists, it does nothing.
 set -euo pipefail
 
-version=${1:?usage: $0 15|17}
+version=${1:?usage: $0 15|17|18}
+aptopts=()
 case "$version" in
 	15) suite=bookworm ;;
 	17) suite=trixie ;;
-	*) echo "$0: no recipe for PostgreSQL $version (15 or 17)" >&2; exit 2 ;;
+	# forky (testing) Release files can be past their Valid-Until date on
+	# snapshot mirrors; the packages are still signed and checked.
+	18) suite=forky; aptopts=(--aptopt='Acquire::Check-Valid-Until "false"') ;;
+	*) echo "$0: no recipe for PostgreSQL $version (15, 17 or 18)" >&2; exit 2 ;;
 esac
 image=localhost/ulidflake/postgres:$version
 here=$(cd "$(dirname "$0")" && pwd)
@@ -48,8 +53,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 echo "building $image from $suite at $mirror" >&2
 bin=/usr/lib/postgresql/$version/bin
-mmdebstrap --variant=apt --quiet \
-	--include="postgresql-$version,mawk,gzip,tzdata" \
+mmdebstrap --variant=apt --quiet "${aptopts[@]}" \
+	--include="postgresql-$version,pgbouncer,mawk,gzip,tzdata" \
 	--dpkgopt='path-exclude=/usr/share/doc/*' \
 	--dpkgopt='path-exclude=/usr/share/man/*' \
 	--dpkgopt='path-exclude=/usr/share/locale/*' \
