@@ -10,15 +10,34 @@
 //	}
 //
 // Run runs the function once per server, as subtests named by server
-// version (pg15, pg17), each with a fresh database cloned from a migrated
-// template, so tests may call t.Parallel.
+// version (pg15, pg17, pg18), each with a fresh database cloned from a
+// migrated template, so tests may call t.Parallel. The servers start when
+// the first test asks for them: a run that selects no database test starts
+// nothing.
 //
-// The environment chooses the servers:
+// With no configuration, on any machine with a Docker Engine, the servers
+// are PostgreSQL 15, 17 and 18:
+//
+//   - the official postgres:N-alpine images, when they are here or a
+//     registry provides them;
+//   - otherwise the project's own localhost/ulidflake/postgres:N, built
+//     from Debian packages by image/build.sh (once: later runs reuse it),
+//     which the harness says in one line.
+//
+// The harness also works out what testcontainers-go would otherwise need to
+// be told: without a registry the Ryuk reaper cannot run, so it is disabled
+// and the harness removes containers that killed test processes left
+// behind; when the daemon runs in this machine's network namespace, ports
+// are published on, and reached at, 127.0.0.1 only.
+//
+// The environment overrides all of it:
 //
 //	ULIDFLAKE_TEST_DATABASE_URL  an existing server (postgres://user:pass@host:port/db);
 //	                             the tests create and drop databases on it
-//	ULIDFLAKE_PG_IMAGES          images to start, comma-separated (default postgres:17-alpine)
+//	ULIDFLAKE_PG_IMAGES          images to start, comma-separated; a bare major
+//	                             version (18) means the default choice above
 //	ULIDFLAKE_REQUIRE_POSTGRES   1: fail instead of skipping when no server can be had
+//	TESTCONTAINERS_*             testcontainers-go's own settings
 //
 // With neither a URL nor a usable Docker, the database tests skip with a
 // message saying how to run them.
@@ -34,6 +53,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -55,10 +75,11 @@ const (
 	EnvURL     = "ULIDFLAKE_TEST_DATABASE_URL"
 	EnvImages  = "ULIDFLAKE_PG_IMAGES"
 	EnvRequire = "ULIDFLAKE_REQUIRE_POSTGRES"
-
-	// DefaultImage is started when ULIDFLAKE_PG_IMAGES is not set.
-	DefaultImage = "postgres:17-alpine"
 )
+
+// DefaultVersions are the PostgreSQL major versions the tests run on when
+// ULIDFLAKE_PG_IMAGES is not set.
+var DefaultVersions = []int{15, 17, 18}
 
 const templateName = "ulidflake_template"
 
@@ -96,46 +117,53 @@ func Migrated(ctx context.Context, conn *pgx.Conn) error {
 }
 
 var (
-	servers  []*Server
-	skipWhy  string
-	startErr error
+	mainSetup  Setup
+	mainCalled bool
+	startOnce  sync.Once
+	servers    []*Server
+	stops      []func()
+	skipWhy    string
+	startErr   error
+	docker     *dockerEnv // nil with a URL or without Docker
 )
 
-// Main starts the servers, runs the tests and stops the servers. It exits
-// the process with the tests' status, or 1 when a server that was asked for
-// could not be started.
+// Main runs the tests and then stops the servers that they started. It
+// exits the process with the tests' status.
 func Main(m *testing.M, setup Setup) {
-	ctx := context.Background()
+	mainSetup, mainCalled = setup, true
 	tclog.SetDefault(quietLogger{})
-	var stop []func()
-	servers, stop, skipWhy, startErr = start(ctx, setup)
-	if startErr != nil {
-		fmt.Fprintf(os.Stderr, "pgtest: %v\n", startErr)
-		for _, f := range stop {
-			f()
-		}
-		os.Exit(1)
-	}
-	if skipWhy != "" && os.Getenv(EnvRequire) == "1" {
-		fmt.Fprintf(os.Stderr, "pgtest: %s=1 but %s\n", EnvRequire, skipWhy)
-		os.Exit(1)
-	}
 	code := m.Run()
-	for _, f := range stop {
+	for _, f := range stops {
 		f()
+	}
+	if docker != nil {
+		docker.cli.Close()
 	}
 	os.Exit(code)
 }
 
-// Servers returns the servers started by Main; it skips t when there are
-// none.
+// Servers returns the servers, starting them on the first call. It skips t
+// when there are none, or fails it when ULIDFLAKE_REQUIRE_POSTGRES=1 or
+// when a server could not be started.
 func Servers(t testing.TB) []*Server {
 	t.Helper()
-	if skipWhy != "" {
-		t.Skip(skipWhy)
+	if !mainCalled {
+		t.Fatal("pgtest: call pgtest.Main from TestMain")
 	}
-	if len(servers) == 0 {
-		t.Fatal("pgtest: no servers: call pgtest.Main from TestMain")
+	startOnce.Do(func() {
+		servers, stops, skipWhy, startErr = start(context.Background(), mainSetup)
+		if startErr != nil {
+			fmt.Fprintf(os.Stderr, "pgtest: %v\n", startErr)
+		}
+	})
+	if startErr != nil {
+		t.Fatalf("pgtest: %v", startErr)
+	}
+	if skipWhy != "" {
+		if os.Getenv(EnvRequire) == "1" {
+			t.Fatalf("pgtest: %s=1 but %s", EnvRequire, skipWhy)
+		}
+		t.Skip(skipWhy)
 	}
 	return servers
 }
@@ -185,18 +213,37 @@ func start(ctx context.Context, setup Setup) (srv []*Server, stop []func(), skip
 		}
 		return []*Server{s}, []func(){s.admin.Close}, "", nil
 	}
-	images := DefaultImage
-	if v := os.Getenv(EnvImages); v != "" {
-		images = v
+	env, err := probeDocker(ctx)
+	if err == nil {
+		err = dockerHealthy(ctx)
 	}
-	if err := dockerHealthy(ctx); err != nil {
+	if err != nil {
 		return nil, nil, fmt.Sprintf("no PostgreSQL to test on: Docker is not usable (%v) and %s is not set. "+
 			"Start Docker, or point %s at a server (postgres://user:pass@localhost:5432/postgres).", err, EnvURL, EnvURL), nil
 	}
-	for _, img := range strings.Split(images, ",") {
+	docker = env
+	var images []string
+	if v := os.Getenv(EnvImages); v != "" {
+		images = strings.Split(v, ",")
+	} else {
+		for _, v := range DefaultVersions {
+			images = append(images, strconv.Itoa(v))
+		}
+	}
+	for _, img := range images {
 		img = strings.TrimSpace(img)
 		if img == "" {
 			continue
+		}
+		if major, err := strconv.Atoi(img); err == nil {
+			if img, err = env.resolveImage(ctx, major); err != nil {
+				return nil, stop, "", err
+			}
+		} else if m := localImageTag.FindStringSubmatch(img); m != nil {
+			major, _ := strconv.Atoi(m[1])
+			if _, err := env.localImage(ctx, major); err != nil {
+				return nil, stop, "", err
+			}
 		}
 		s, term, err := startContainer(ctx, img, setup, "")
 		if term != nil {
@@ -208,7 +255,7 @@ func start(ctx context.Context, setup Setup) (srv []*Server, stop []func(), skip
 		srv = append(srv, s)
 	}
 	if len(srv) == 0 {
-		return nil, nil, "", fmt.Errorf("%s=%q names no image", EnvImages, images)
+		return nil, nil, "", fmt.Errorf("%s=%q names no image", EnvImages, os.Getenv(EnvImages))
 	}
 	return srv, stop, "", nil
 }
@@ -230,7 +277,10 @@ func dockerHealthy(ctx context.Context) (err error) {
 	return p.Health(ctx)
 }
 
-var majorInTag = regexp.MustCompile(`:(\d+)`)
+var (
+	majorInTag    = regexp.MustCompile(`:(\d+)`)
+	localImageTag = regexp.MustCompile(`^localhost/ulidflake/postgres:(\d+)$`)
+)
 
 // startContainer starts img with the testcontainers postgres module and
 // checks that it runs the major version its tag promises.
@@ -240,6 +290,9 @@ func startContainer(ctx context.Context, img string, setup Setup, hostPort strin
 	opts := []testcontainers.ContainerCustomizer{
 		tcpostgres.WithDatabase("postgres"),
 		tcpostgres.BasicWaitStrategies(),
+		// Room for tests that hold many sessions at once, in parallel.
+		testcontainers.WithCmdArgs("-c", "max_connections=500"),
+		testcontainers.WithLabels(containerLabels()),
 	}
 	if loopbackHost() || hostPort != "" {
 		opts = append(opts, publishOn(loopbackHost(), hostPort))
@@ -317,11 +370,14 @@ func (s *Server) Restart(ctx context.Context) error {
 	}
 }
 
-// loopbackHost reports whether testcontainers was told that the Docker host
-// is this machine's loopback (TESTCONTAINERS_HOST_OVERRIDE=localhost): then
-// the containers' ports are published on 127.0.0.1 only, not on every
-// interface.
+// loopbackHost reports whether the containers' ports are reached on this
+// machine's loopback (found out by the harness, or said with
+// TESTCONTAINERS_HOST_OVERRIDE=localhost): then they are published on
+// 127.0.0.1 only, not on every interface.
 func loopbackHost() bool {
+	if docker != nil {
+		return docker.loopback
+	}
 	h := os.Getenv("TESTCONTAINERS_HOST_OVERRIDE")
 	return h == "localhost" || h == "127.0.0.1"
 }
@@ -342,15 +398,12 @@ func startHint(img string, err error) string {
 	msg := strings.ToLower(err.Error())
 	switch {
 	case strings.Contains(msg, "ryuk") || strings.Contains(msg, "reaper"):
-		return "The Ryuk reaper image cannot be pulled here: set TESTCONTAINERS_RYUK_DISABLED=true."
+		return "The Ryuk reaper could not start: set TESTCONTAINERS_RYUK_DISABLED=true."
 	case strings.Contains(msg, "wait until ready") || strings.Contains(msg, "deadline exceeded"):
 		return "The container started but its port could not be reached. If Docker publishes ports on this machine's " +
-			"loopback (the daemon runs beside the tests), set TESTCONTAINERS_HOST_OVERRIDE=localhost."
-	case strings.HasPrefix(img, "localhost/"):
-		return fmt.Sprintf("Build it first: .ci/postgres-image.sh %s", img[strings.LastIndex(img, ":")+1:])
+			"loopback, set TESTCONTAINERS_HOST_OVERRIDE=localhost; if elsewhere, set it to that host."
 	default:
-		return fmt.Sprintf("Check that Docker can pull %q; without a registry, build local images with .ci/postgres-image.sh 15 and 17 "+
-			"and set %s=localhost/ulidflake/postgres:15,localhost/ulidflake/postgres:17.", img, EnvImages)
+		return fmt.Sprintf("Check that Docker can run %q, or leave %s unset to let the harness choose (and build) images.", img, EnvImages)
 	}
 }
 
