@@ -1,0 +1,99 @@
+package pgtest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+)
+
+func TestMain(m *testing.M) { Main(m, nil) }
+
+// The harness decides whether an image is up to date by the same recipe
+// hash that build.sh writes into the image's label.
+func TestRecipeHashMatchesBuildScript(t *testing.T) {
+	out, err := exec.Command("bash", "-c", "cat image/build.sh image/docker-entrypoint.sh | sha256sum | cut -c1-16").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := imageRecipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.TrimSpace(string(out)); got != want {
+		t.Fatalf("imageRecipe() = %s, build.sh computes %s", got, want)
+	}
+}
+
+// Every server runs the major version asked for, and the servers the
+// harness starts listen on the loopback only when it reaches them there.
+func TestServersVersionsAndPublishedPorts(t *testing.T) {
+	ss := Servers(t)
+	if os.Getenv(EnvImages) == "" && os.Getenv(EnvURL) == "" {
+		var got []int
+		for _, s := range ss {
+			got = append(got, s.Major)
+		}
+		if len(got) != len(DefaultVersions) {
+			t.Fatalf("servers %v, want %v", got, DefaultVersions)
+		}
+		for i, v := range DefaultVersions {
+			if got[i] != v {
+				t.Fatalf("servers %v, want %v", got, DefaultVersions)
+			}
+		}
+	}
+	for _, s := range ss {
+		if s.ctr == nil {
+			continue
+		}
+		info, err := docker.cli.ContainerInspect(context.Background(), s.ctr.GetContainerID(), client.ContainerInspectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Container.Config.Labels[labelOwner] != "1" {
+			t.Errorf("%s: container not labelled as the harness's", s.Name)
+		}
+		for port, bindings := range info.Container.HostConfig.PortBindings {
+			for _, b := range bindings {
+				if docker.loopback && (!b.HostIP.IsValid() || !b.HostIP.IsLoopback()) {
+					t.Errorf("%s: port %s published on %q, want the loopback only", s.Name, port, b.HostIP)
+				}
+			}
+		}
+	}
+}
+
+// A container left behind by a test process that no longer runs is removed
+// by the next run when there is no reaper.
+func TestOrphansRemoved(t *testing.T) {
+	ss := Servers(t)
+	if ss[0].Image == "" || !docker.noRyuk {
+		t.Skip("only without the Ryuk reaper, on containers")
+	}
+	ctx := context.Background()
+	labels := containerLabels()
+	labels[labelPID] = "4194303" // above Linux's pid_max default: not a live process
+	ctr, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
+		ContainerRequest: testcontainers.ContainerRequest{Image: ss[0].Image, Labels: labels, Entrypoint: []string{"true"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := ctr.GetContainerID()
+	removeOrphans(ctx, docker.cli)
+	if _, err := docker.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{}); err == nil {
+		_ = testcontainers.TerminateContainer(ctr)
+		t.Fatalf("orphan container %s was not removed", id)
+	}
+	// The harness's own containers, whose process is alive, stay.
+	for _, s := range ss {
+		if _, err := docker.cli.ContainerInspect(ctx, s.ctr.GetContainerID(), client.ContainerInspectOptions{}); err != nil {
+			t.Fatalf("%s: the live server's container was removed: %v", s.Name, err)
+		}
+	}
+}
