@@ -230,29 +230,48 @@ func start(ctx context.Context, setup Setup) (srv []*Server, stop []func(), skip
 			images = append(images, strconv.Itoa(v))
 		}
 	}
+	// Each server is found (or built) and started on its own, at once.
+	type started struct {
+		s    *Server
+		term func()
+		err  error
+	}
+	var names []string
 	for _, img := range images {
-		img = strings.TrimSpace(img)
-		if img == "" {
-			continue
+		if img = strings.TrimSpace(img); img != "" {
+			names = append(names, img)
 		}
-		if major, err := strconv.Atoi(img); err == nil {
-			if img, err = env.resolveImage(ctx, major); err != nil {
-				return nil, stop, "", err
+	}
+	results := make([]started, len(names))
+	var wg sync.WaitGroup
+	for i, img := range names {
+		wg.Go(func() {
+			r := &results[i]
+			if major, err := strconv.Atoi(img); err == nil {
+				if img, r.err = env.resolveImage(ctx, major); r.err != nil {
+					return
+				}
+			} else if m := localImageTag.FindStringSubmatch(img); m != nil {
+				major, _ := strconv.Atoi(m[1])
+				if _, r.err = env.localImage(ctx, major); r.err != nil {
+					return
+				}
 			}
-		} else if m := localImageTag.FindStringSubmatch(img); m != nil {
-			major, _ := strconv.Atoi(m[1])
-			if _, err := env.localImage(ctx, major); err != nil {
-				return nil, stop, "", err
-			}
+			r.s, r.term, r.err = startContainer(ctx, img, setup, "")
+		})
+	}
+	wg.Wait()
+	for _, r := range results {
+		if r.term != nil {
+			stop = append(stop, r.term)
 		}
-		s, term, err := startContainer(ctx, img, setup, "")
-		if term != nil {
-			stop = append(stop, term)
+		if r.err != nil && err == nil {
+			err = r.err
 		}
-		if err != nil {
-			return nil, stop, "", err
-		}
-		srv = append(srv, s)
+		srv = append(srv, r.s)
+	}
+	if err != nil {
+		return nil, stop, "", err
 	}
 	if len(srv) == 0 {
 		return nil, nil, "", fmt.Errorf("%s=%q names no image", EnvImages, os.Getenv(EnvImages))

@@ -40,10 +40,17 @@ if [ "$(docker image inspect --format '{{index .Config.Labels "org.ulidflake.rec
 fi
 
 if ! command -v mmdebstrap >/dev/null; then
-	echo "installing mmdebstrap" >&2
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get install -y -qq mmdebstrap >/dev/null 2>&1 ||
-		{ apt-get update -qq && apt-get install -y -qq mmdebstrap >/dev/null; }
+	# Builds of several versions may run at once: one installs.
+	exec 9>"${TMPDIR:-/tmp}/ulidflake-mmdebstrap.lock"
+	flock 9
+	if ! command -v mmdebstrap >/dev/null; then
+		echo "installing mmdebstrap" >&2
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get install -y -qq -o DPkg::Lock::Timeout=600 mmdebstrap >/dev/null 2>&1 ||
+			{ apt-get update -qq -o DPkg::Lock::Timeout=600 &&
+				apt-get install -y -qq -o DPkg::Lock::Timeout=600 mmdebstrap >/dev/null; }
+	fi
+	exec 9>&-
 fi
 
 # The Debian mirror apt already uses here: the first URI of a non-security
