@@ -38,6 +38,7 @@ if [ "$(docker image inspect --format '{{index .Config.Labels "org.ulidflake.rec
 	echo "$image is present"
 	exit 0
 fi
+old=$(docker image inspect --format '{{.Id}}' "$image" 2>/dev/null || true)
 
 if ! command -v mmdebstrap >/dev/null; then
 	# Builds of several versions may run at once: one installs.
@@ -102,4 +103,6 @@ STOPSIGNAL SIGINT
 DOCKERFILE
 DOCKER_BUILDKIT=0 docker build --quiet --tag "$image" "$work" 2>&1 >/dev/null | grep -v -e DEPRECATED -e BuildKit -e environment-variable >&2 || true
 docker image inspect "$image" >/dev/null
+# The image of the previous recipe, unless a container still uses it.
+[ -z "$old" ] || docker image rm "$old" >/dev/null 2>&1 || true
 echo "built $image" >&2
