@@ -48,6 +48,7 @@ func TestServersVersionsAndPublishedPorts(t *testing.T) {
 		}
 	}
 	for _, s := range ss {
+		t.Logf("%s: %s", s.Name, s.Image)
 		if s.ctr == nil {
 			continue
 		}
