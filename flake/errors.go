@@ -30,6 +30,11 @@ var (
 	// current millisecond. [Generator.New] returns it and leaves its state
 	// unchanged; [Generator.NewWait] waits for the next millisecond instead.
 	ErrMonotonicOverflow = errors.New("flake: monotonic overflow: the randomness of this millisecond is used up; retry in the next millisecond or call NewWait")
+	// ErrClockBehind: the clock reads further behind a generator's last ID
+	// than its max lead ([WithMaxLead]): it stepped back a long way, or an
+	// earlier reading was far in the future. Waiting does not help; fix the
+	// clock, then call [Generator.Reset] or make a new generator.
+	ErrClockBehind = errors.New("flake: clock behind the generator's last ID")
 	// ErrOption: an invalid generator option.
 	ErrOption = errors.New("flake: invalid option")
 	// ErrJSON: a JSON value that is neither a string nor a non-negative
@@ -49,6 +54,9 @@ func quote(s string) string {
 }
 
 func lengthError(s string, want int) error {
+	if s == "" {
+		return fmt.Errorf("%w: the ID is empty (\"\"), want %d characters", ErrLength, want)
+	}
 	return fmt.Errorf("%w: %s is %d bytes, want %d", ErrLength, quote(s), len(s), want)
 }
 

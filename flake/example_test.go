@@ -98,13 +98,17 @@ func ExampleID_MarshalJSON() {
 	out, _ := json.Marshal(Order{ID: flake.MustParse("00EZJCRCB4650")})
 	fmt.Println(string(out))
 
-	// A string, or a bare integer from systems that send numbers.
+	// A string. A bare number above 2^53 is refused: JavaScript has
+	// already rounded it (to another ID) by the time it arrives.
 	var in Order
-	err := json.Unmarshal([]byte(`{"id":16873543940839584}`), &in)
+	err := json.Unmarshal([]byte(`{"id":"00EZJCRCB4650"}`), &in)
 	fmt.Println(in.ID, err)
+	err = json.Unmarshal([]byte(`{"id":16873543940839584}`), &in)
+	fmt.Println(errors.Is(err, flake.ErrJSON))
 	// Output:
 	// {"id":"00EZJCRCB4650"}
 	// 00EZJCRCB4650 <nil>
+	// true
 }
 
 func ExampleNewGenerator() {

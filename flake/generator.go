@@ -14,18 +14,24 @@ import (
 // Generator makes IDs that are strictly increasing, whatever the clock
 // does. It is safe for concurrent use, and New allocates nothing.
 //
-// Within one millisecond each ID adds a random step of 1 to 2^(8n)-1 to the
-// previous randomness (n is the entropy size), so consecutive IDs stay
+// The first ID of a millisecond starts at a random point in the lower half
+// of the randomness range; each further ID in that millisecond adds a random
+// step of 1 to 2^(8n)-1 (n is the entropy size), so consecutive IDs stay
 // ordered without being predictable. When the randomness would overflow,
 // [Generator.New] returns [ErrMonotonicOverflow] and [Generator.NewWait]
-// waits for the next millisecond. Expected capacity per generator and
-// millisecond with the default entropy size of 1 byte: about 4,000 IDs
-// stand-alone (2^20 minus a random start, in steps averaging 128) and about
-// 128 scalable.
+// waits for the next millisecond. Because the start is in the lower half,
+// the upper half is always left for the steps: with the default entropy size
+// of 1 byte a millisecond holds at least [MinBurst] IDs stand-alone (2,056)
+// and [MinBurstScalable] scalable (64), and about 6,100 and 190 on average.
 //
 // If the clock steps back, the generator keeps counting in the last
 // millisecond it used (a logical clock); the IDs' timestamps then run ahead
-// of the clock until it catches up.
+// of the clock until it catches up. The logical clock runs ahead by at most
+// the lead set by [WithMaxLead] (default [DefaultMaxLead]): when the clock
+// reads further behind than that (it stepped back a long way, or an earlier
+// reading was far in the future), New and NewWait return [ErrClockBehind]
+// rather than make IDs stamped with the wrong time or out of order; fix the
+// clock, then call [Generator.Reset] (or make a new generator).
 type Generator struct {
 	mu      sync.Mutex
 	lastMs  int64  // timestamp of the last ID, math.MinInt64 before the first
@@ -38,7 +44,21 @@ type Generator struct {
 	rndMask uint64 // largest randomness
 	stepMax uint64 // largest step within a millisecond: 2^(8n)-1
 	sid     uint64
+	maxLead int64 // ms the logical clock may run ahead of the clock
 }
+
+// Capacity floors with the default entropy size of 1 byte: a generator
+// makes at least this many IDs in one millisecond before
+// [ErrMonotonicOverflow], whatever its random start (half the randomness
+// range divided by the largest step, 255).
+const (
+	MinBurst         = (1 << (RandomBits - 1)) / 255         // 2,056, stand-alone
+	MinBurstScalable = (1 << (ScalableRandomBits - 1)) / 255 // 64, scalable
+)
+
+// DefaultMaxLead is how far a generator's logical clock may run ahead of the
+// clock, unless [WithMaxLead] says otherwise.
+const DefaultMaxLead = 10 * time.Second
 
 // Option configures a [Generator].
 type Option func(*config) error
@@ -50,6 +70,7 @@ type config struct {
 	entropy  int
 	clock    func() time.Time
 	src      rand.Source
+	maxLead  time.Duration
 }
 
 // WithSID selects the scalable layout with scalability id sid (0..31): 15
@@ -76,6 +97,20 @@ func WithEpoch(e Epoch) Option {
 // but use up a millisecond sooner. 1..3 stand-alone, 1..2 scalable; default 1.
 func WithEntropy(n int) Option {
 	return func(c *config) error { c.entropy = n; return nil }
+}
+
+// WithMaxLead sets how far the logical clock may run ahead of the clock
+// (default [DefaultMaxLead], at least 1 ms): the clock stepping back by up to
+// d is absorbed (IDs carry the last time used until the clock catches up);
+// further back, New and NewWait return [ErrClockBehind].
+func WithMaxLead(d time.Duration) Option {
+	return func(c *config) error {
+		if d < time.Millisecond {
+			return fmt.Errorf("%w: max lead %s is below 1ms", ErrOption, d)
+		}
+		c.maxLead = d
+		return nil
+	}
 }
 
 // WithClock replaces time.Now, so that tests can move time.
@@ -107,13 +142,13 @@ func WithRandom(src rand.Source) Option {
 // crypto/rand unless told otherwise. It returns [ErrOption] for an invalid
 // option.
 func NewGenerator(opts ...Option) (*Generator, error) {
-	c := config{entropy: 1, clock: time.Now}
+	c := config{entropy: 1, clock: time.Now, maxLead: DefaultMaxLead}
 	for _, o := range opts {
 		if err := o(&c); err != nil {
 			return nil, err
 		}
 	}
-	g := &Generator{lastMs: math.MinInt64, clock: c.clock, epochMs: c.epoch.UnixMilli(), src: c.src}
+	g := &Generator{lastMs: math.MinInt64, clock: c.clock, epochMs: c.epoch.UnixMilli(), src: c.src, maxLead: c.maxLead.Milliseconds()}
 	maxEntropy := 3
 	g.rndMask = 1<<RandomBits - 1
 	if c.scalable {
@@ -143,7 +178,9 @@ func (g *Generator) now() int64 { return g.clock().UnixMilli() - g.epochMs }
 
 // New returns the next ID. It returns [ErrMonotonicOverflow], leaving the
 // generator's state unchanged, when this millisecond's randomness is used up,
-// and [ErrTimeRange] when the clock is before the epoch or past its range.
+// [ErrClockBehind] when the clock reads further behind the last ID's time
+// than the generator's max lead, and [ErrTimeRange] when the clock is before
+// the epoch or past its range.
 func (g *Generator) New() (ID, error) {
 	now := g.now()
 	g.mu.Lock()
@@ -156,15 +193,21 @@ func (g *Generator) New() (ID, error) {
 // [ErrMonotonicOverflow], waits for the next millisecond. It returns the
 // context's error if ctx ends first. When the clock has stepped back behind
 // the generator's logical clock, it moves the logical clock on by one
-// millisecond instead of waiting for the clock to catch up.
+// millisecond instead of waiting for the clock to catch up, as long as that
+// keeps it within the max lead; [ErrClockBehind] is returned at once, never
+// waited out.
 func (g *Generator) NewWait(ctx context.Context) (ID, error) {
 	for {
 		now := g.now()
 		g.mu.Lock()
 		id, err := g.next(now)
 		last := g.lastMs
-		if err == ErrMonotonicOverflow && g.now() < last {
-			id, err = g.next(last + 1)
+		if err == ErrMonotonicOverflow && now < last {
+			if last+1-now > g.maxLead {
+				err = g.behind(now)
+			} else {
+				id, err = g.next(last + 1)
+			}
 		}
 		g.mu.Unlock()
 		if err != ErrMonotonicOverflow {
@@ -188,7 +231,10 @@ func (g *Generator) NewWait(ctx context.Context) (ID, error) {
 func (g *Generator) next(now int64) (ID, error) {
 	if now <= g.lastMs {
 		// Same millisecond, or the clock stepped back: count on in the last
-		// millisecond.
+		// millisecond, unless the clock is too far behind it.
+		if g.lastMs-now > g.maxLead {
+			return 0, g.behind(now)
+		}
 		step, _ := bits.Mul64(g.src.Uint64(), g.stepMax) // uniform in [0, stepMax)
 		r := g.lastRnd + 1 + step
 		if r > g.rndMask {
@@ -203,12 +249,34 @@ func (g *Generator) next(now int64) (ID, error) {
 			time.UnixMilli(g.epochMs).UTC().Format(RFC3339Milli),
 			time.UnixMilli(g.epochMs+MaxTimestamp).UTC().Format(RFC3339Milli))
 	}
-	r := g.src.Uint64() & g.rndMask
+	r := g.src.Uint64() & (g.rndMask >> 1) // the lower half: the upper half is left for the steps
 	if now == 0 && r == 0 && g.sid == 0 {
 		r = 1 // never the zero ID, even at the epoch's first millisecond
 	}
 	g.lastMs, g.lastRnd = now, r
 	return ID(uint64(now)<<RandomBits | r<<g.shift | g.sid), nil
+}
+
+func (g *Generator) behind(now int64) error {
+	return fmt.Errorf("%w: the clock reads %s, %s behind the last ID's time %s (max lead %s): "+
+		"the clock stepped back or an earlier reading was wrong; fix the clock, then call Reset or make a new generator",
+		ErrClockBehind, g.format(now), time.Duration(g.lastMs-now)*time.Millisecond, g.format(g.lastMs),
+		time.Duration(g.maxLead)*time.Millisecond)
+}
+
+func (g *Generator) format(ms int64) string {
+	return time.UnixMilli(g.epochMs + ms).UTC().Format(RFC3339Milli)
+}
+
+// Reset makes the generator forget its last ID: the next ID follows the
+// clock as it reads then. Call it after [ErrClockBehind], once the clock is
+// right: IDs made after Reset may sort before IDs made before it (those
+// carried a time the clock no longer reads), and could repeat one of them
+// only by drawing the same random bits in the same millisecond.
+func (g *Generator) Reset() {
+	g.mu.Lock()
+	g.lastMs, g.lastRnd = math.MinInt64, 0
+	g.mu.Unlock()
 }
 
 var defaultGenerator, _ = NewGenerator()

@@ -78,7 +78,7 @@ func TestGeneratorConcurrentUniqueAndIncreasing(t *testing.T) {
 }
 
 func TestGeneratorClockSteppedBack(t *testing.T) {
-	for _, opts := range [][]Option{nil, {WithSID(7)}} {
+	for _, opts := range [][]Option{{WithMaxLead(2 * time.Hour)}, {WithMaxLead(2 * time.Hour), WithSID(7)}} {
 		clock := newFakeClock(t2025)
 		g := mustGen(t, append(opts, WithClock(clock.Now))...)
 		var last ID
@@ -96,7 +96,7 @@ func TestGeneratorClockSteppedBack(t *testing.T) {
 			step()
 			clock.Add(time.Millisecond)
 		}
-		clock.Add(-time.Hour) // NTP steps the clock back
+		clock.Add(-time.Hour) // NTP steps the clock back, within the max lead
 		for range 10_000 {    // more than one millisecond's capacity
 			step()
 		}
@@ -109,6 +109,122 @@ func TestGeneratorClockSteppedBack(t *testing.T) {
 			t.Fatalf("after the clock caught up, time = %s", got)
 		}
 	}
+}
+
+// Steps back and forward of milliseconds, seconds and years: within the max
+// lead, IDs stay strictly increasing and near the clock; beyond it, New and
+// NewWait return ErrClockBehind at once (never a far-future ID, never a
+// wait), and Reset takes the clock as it is.
+func TestGeneratorClockSteps(t *testing.T) {
+	const year = 365 * 24 * time.Hour
+	for _, tc := range []struct {
+		name   string
+		jump   time.Duration // the clock reads this far off for one ID
+		back   time.Duration // then this far back from there
+		opts   []Option
+		behind bool // the step back is beyond the max lead
+	}{
+		{name: "back 5ms", back: 5 * time.Millisecond},
+		{name: "back 3s", back: 3 * time.Second},
+		{name: "back 1 year", back: year, behind: true},
+		{name: "forward 1ms and back", jump: time.Millisecond, back: time.Millisecond},
+		{name: "forward 5s and back", jump: 5 * time.Second, back: 5 * time.Second},
+		{name: "forward 11s and back", jump: 11 * time.Second, back: 11 * time.Second, behind: true},
+		{name: "forward 10 years and back", jump: 10 * year, back: 10 * year, behind: true},
+		{name: "forward 10 years and back, scalable", jump: 10 * year, back: 10 * year, opts: []Option{WithSID(3)}, behind: true},
+		{name: "back 20s, max lead 1m", back: 20 * time.Second, opts: []Option{WithMaxLead(time.Minute)}},
+		{name: "back 2ms, max lead 1ms", back: 2 * time.Millisecond, opts: []Option{WithMaxLead(time.Millisecond)}, behind: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newFakeClock(t2025)
+			g := mustGen(t, append(tc.opts, WithClock(clock.Now))...)
+			first := mustNew(t, g)
+			clock.Add(tc.jump)
+			high := mustNew(t, g) // the last ID before the step back
+			clock.Add(-tc.back)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if tc.behind {
+				for _, call := range []func() (ID, error){g.New, func() (ID, error) { return g.NewWait(ctx) }} {
+					id, err := call()
+					if !errors.Is(err, ErrClockBehind) || id != 0 {
+						t.Fatalf("got %s, %v; want ErrClockBehind", id, err)
+					}
+				}
+				if ctx.Err() != nil {
+					t.Fatal("NewWait waited for the clock")
+				}
+				g.Reset()
+				id := mustNew(t, g)
+				if !id.Time().Equal(clock.Now()) {
+					t.Fatalf("after Reset, ID time %s, clock %s", id.Time(), clock.Now())
+				}
+				if id == first || id == high {
+					t.Fatal("duplicate after Reset")
+				}
+				return
+			}
+			// Absorbed: 20,000 IDs (several milliseconds' capacity) keep
+			// increasing, stamped no later than the last ID's time plus
+			// what NewWait needed to move on.
+			last := high
+			for i := range 20_000 {
+				id, err := g.NewWait(ctx)
+				if err != nil {
+					t.Fatalf("ID %d: %v", i, err)
+				}
+				if id <= last {
+					t.Fatalf("ID %d: %s not above %s", i, id, last)
+				}
+				last = id
+			}
+			if lead := last.Time().Sub(clock.Now()); lead > tc.back+time.Second {
+				t.Fatalf("IDs ran %s ahead of the clock", lead)
+			}
+		})
+	}
+}
+
+// The random start of each millisecond leaves room for at least MinBurst
+// (MinBurstScalable) IDs in that millisecond, whatever the draw.
+func TestGeneratorCapacityFloor(t *testing.T) {
+	for _, tc := range []struct {
+		opts  []Option
+		floor int
+	}{{nil, MinBurst}, {[]Option{WithSID(9)}, MinBurstScalable}} {
+		worst := 1 << 30
+		for seed := range uint64(2000) {
+			clock := newFakeClock(t2025)
+			g := mustGen(t, append(tc.opts, WithClock(clock.Now), WithRandom(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)))...)
+			n := 0
+			for {
+				if _, err := g.New(); err != nil {
+					if !errors.Is(err, ErrMonotonicOverflow) {
+						t.Fatal(err)
+					}
+					break
+				}
+				n++
+			}
+			worst = min(worst, n)
+		}
+		if worst < tc.floor {
+			t.Fatalf("%v: a millisecond held only %d IDs, floor %d", tc.opts, worst, tc.floor)
+		}
+		t.Logf("%v: fewest IDs in a millisecond over 2000 seeds: %d (floor %d)", tc.opts, worst, tc.floor)
+	}
+	if MinBurst < 2000 || MinBurstScalable < 64 {
+		t.Fatalf("floors %d, %d", MinBurst, MinBurstScalable)
+	}
+}
+
+func mustNew(t *testing.T, g *Generator) ID {
+	t.Helper()
+	id, err := g.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
 
 func TestGeneratorOverflow(t *testing.T) {

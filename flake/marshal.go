@@ -50,12 +50,21 @@ func (id ID) MarshalJSON() ([]byte, error) {
 	return append(b, '"'), nil
 }
 
+// MaxJSONNumber is the largest bare JSON number UnmarshalJSON accepts:
+// 2^53, the largest integer JavaScript (and any IEEE double) holds exactly.
+// Every ID made after 2024-01-01 plus about 8.6 ms is above it, so IDs
+// travel as strings.
+const MaxJSONNumber ID = 1 << 53
+
 // UnmarshalJSON implements [json.Unmarshaler]. It accepts a JSON string
 // holding the text form (a quoted all-digit string is Base32, never decimal)
-// and, for interoperability, a bare non-negative JSON integer. JSON null
-// leaves id unchanged, as encoding/json does for other types. Anything else
-// returns [ErrJSON]; a bad string or integer returns the error of [Parse] or
-// [ParseInt].
+// and, for interoperability, a bare non-negative JSON integer up to
+// [MaxJSONNumber]: a larger number has already lost precision if it passed
+// through JavaScript, and could decode, silently, to another valid ID.
+// JSON null leaves id unchanged, as encoding/json does for other types. The
+// empty string "" (what an HTML form sends for an empty field) returns
+// [ErrLength] saying the ID is empty. Anything else returns [ErrJSON]; a bad
+// string or integer returns the error of [Parse] or [ParseInt].
 func (id *ID) UnmarshalJSON(b []byte) error {
 	var v ID
 	var err error
@@ -77,6 +86,10 @@ func (id *ID) UnmarshalJSON(b []byte) error {
 		v, err = parseInt(b)
 		if err != nil && !errors.Is(err, ErrIntRange) {
 			err = fmt.Errorf("%w: %s is not a non-negative integer", ErrJSON, quote(string(b)))
+		} else if err == nil && v > MaxJSONNumber {
+			err = fmt.Errorf("%w: the number %s is above 2^53: a JSON number that large has lost precision "+
+				"in JavaScript before it arrives (it may now name another ID); send the 13-character string",
+				ErrJSON, quote(string(b)))
 		}
 	default:
 		err = fmt.Errorf("%w: %s is neither a string nor a non-negative integer", ErrJSON, quote(string(b)))

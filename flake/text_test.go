@@ -170,8 +170,12 @@ func TestJSON(t *testing.T) {
 		{`"00EZJCRCB4650"`, id, nil},
 		{`"00ezjcrcb4650"`, id, nil},
 		{`"\u0030\u0030EZJCRCB4650"`, id, nil},
-		{`16873543940839584`, id, nil},
-		{`9223372036854775807`, Max, nil},
+		{`16873543940839584`, 0, ErrJSON}, // above 2^53: JavaScript may have rounded it
+		{`95720203633039700`, 0, ErrJSON}, // what JavaScript makes of 95720203633039693
+		{`9223372036854775807`, 0, ErrJSON},
+		{`9007199254740992`, 1 << 53, nil}, // 2^53, the largest exact one
+		{`9007199254740993`, 0, ErrJSON},
+		{`""`, 0, ErrLength}, // an empty form field
 		{`0`, 0, nil},
 		{`"1234567890123"`, MustParse("1234567890123"), nil}, // quoted digits are Base32
 		{`"16873543940839584"`, 0, ErrLength},
