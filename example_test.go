@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/ulidflake/ulidflake"
 	"github.com/ulidflake/ulidflake/flake"
@@ -63,4 +64,37 @@ func ExampleGenerator_NewWait() {
 	id, err := g.NewWait(context.Background())
 	fmt.Println(!id.IsZero(), err)
 	// Output: true <nil>
+}
+
+// Keyset pagination: the zero cursor means "from the start". An unset
+// ulidflake.ID is refused as a statement argument (so that it is never
+// stored as a key), so the cursor is a Bound.
+func ExampleBound() {
+	const page = `SELECT id, name FROM customers WHERE id > $1 ORDER BY id LIMIT 100`
+	var cursor ulidflake.Bound // zero: the first page
+	v, err := cursor.Value()
+	fmt.Println(page != "", v, err)
+	_, err = ulidflake.ID(0).Value()
+	fmt.Println(err != nil)
+	// Output:
+	// true 0 <nil>
+	// true
+}
+
+func ExampleMinID() {
+	from := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+	lo, _ := ulidflake.MinID(from)
+	hi, _ := ulidflake.MinID(from.AddDate(0, 0, 1))
+	fmt.Println(lo, hi) // WHERE id >= lo AND id < hi: one day, on the primary key
+	// Output: 019K7FK000000 019NSWA000000
+}
+
+func ExampleFromInt() {
+	id, err := ulidflake.FromInt(16873543940839584)
+	fmt.Println(id, err)
+	_, err = ulidflake.ParseInt("-1")
+	fmt.Println(err != nil)
+	// Output:
+	// 00EZJCRCB4650 <nil>
+	// true
 }

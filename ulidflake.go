@@ -17,6 +17,7 @@ package ulidflake
 
 import (
 	"context"
+	"time"
 
 	"github.com/ulidflake/ulidflake/flake"
 	"github.com/ulidflake/ulidflake/sqltype"
@@ -31,9 +32,14 @@ type NullID = sqltype.NullID
 // TextID is an ID stored as 13-character text. See sqltype.TextID.
 type TextID = sqltype.TextID
 
+// Bound is an ID used as a query bound, where the zero ID means "below
+// every ID", as the first cursor of keyset pagination. See sqltype.Bound.
+type Bound = sqltype.Bound
+
 // New returns an ID from the process's default stand-alone generator. It
-// returns flake.ErrMonotonicOverflow when this millisecond's capacity
-// (about 4,000 IDs) is used up; [NewWait] waits instead.
+// returns flake.ErrMonotonicOverflow when this millisecond's capacity (at
+// least flake.MinBurst, 2,056 IDs, about 6,000 on average) is used up;
+// [NewWait] waits instead.
 func New() (ID, error) {
 	id, err := flake.New()
 	return ID(id), err
@@ -54,6 +60,33 @@ func Parse(s string) (ID, error) {
 
 // MustParse is like [Parse] but panics on error.
 func MustParse(s string) ID { return ID(flake.MustParse(s)) }
+
+// ParseInt decodes the decimal form; see flake.ParseInt.
+func ParseInt(s string) (ID, error) {
+	id, err := flake.ParseInt(s)
+	return ID(id), err
+}
+
+// FromInt converts an int64, refusing negative values; see flake.FromInt.
+func FromInt(v int64) (ID, error) {
+	id, err := flake.FromInt(v)
+	return ID(id), err
+}
+
+// MinID returns the smallest ID of t's millisecond under flake.DefaultEpoch,
+// the lower bound of a time-range query (id >= MinID(from) AND id <
+// MinID(to)); see flake.MinID.
+func MinID(t time.Time) (ID, error) {
+	id, err := flake.MinID(t)
+	return ID(id), err
+}
+
+// MaxID returns the largest ID of t's millisecond under flake.DefaultEpoch;
+// see flake.MaxID.
+func MaxID(t time.Time) (ID, error) {
+	id, err := flake.MaxID(t)
+	return ID(id), err
+}
 
 // Generator makes IDs of type [ID]; see flake.Generator.
 type Generator struct{ g *flake.Generator }

@@ -32,6 +32,11 @@ func (c codec) PlanEncode(m *pgtype.Map, oid uint32, format int16, value any) pg
 			return encodeBinaryNullID{}
 		}
 		return encodeText{}
+	case sqltype.Bound:
+		if format == pgtype.BinaryFormatCode {
+			return encodeBinaryBound{}
+		}
+		return encodeText{}
 	}
 	return c.Int8Codec.PlanEncode(m, oid, format, value)
 }
@@ -91,6 +96,16 @@ func (encodeBinaryNullID) Encode(value any, buf []byte) ([]byte, error) {
 		return nil, writeError(int64(n.ID))
 	}
 	return binary.BigEndian.AppendUint64(buf, uint64(n.ID)), nil
+}
+
+type encodeBinaryBound struct{}
+
+func (encodeBinaryBound) Encode(value any, buf []byte) ([]byte, error) {
+	v := int64(value.(sqltype.Bound))
+	if v < 0 {
+		return nil, writeError(v)
+	}
+	return binary.BigEndian.AppendUint64(buf, uint64(v)), nil
 }
 
 type scanBinaryID struct{}
@@ -156,6 +171,11 @@ func (encodeText) Encode(value any, buf []byte) ([]byte, error) {
 			return nil, nil
 		}
 		v = int64(x.ID)
+	case sqltype.Bound:
+		if x >= 0 {
+			return strconv.AppendInt(buf, int64(x), 10), nil
+		}
+		v = int64(x)
 	}
 	if v <= 0 {
 		return nil, writeError(v)
@@ -191,12 +211,12 @@ func (scanText) Scan(src []byte, target any) error {
 	return nil
 }
 
-// writeError is the error for writing v <= 0.
+// writeError is the error for an ID argument v <= 0.
 func writeError(v int64) error {
 	if v == 0 {
 		return sqltype.ErrZeroID
 	}
-	return fmt.Errorf("pgxtype: writing ID: %w: %d is negative", flake.ErrIntRange, v)
+	return fmt.Errorf("pgxtype: ID argument: %w: %d is negative", flake.ErrIntRange, v)
 }
 
 func negativeError(v int64) error {

@@ -15,8 +15,9 @@
 //
 // Register covers ulidflake.ID (sqltype.ID), ulidflake.NullID and flake.ID,
 // their pointers, and slices of them for bigint[] (WHERE id = ANY($1)), in
-// every query exec mode and in CopyFrom. Like ID.Value, encoding refuses the
-// zero ID (sqltype.ErrZeroID) and negative values (flake.ErrIntRange);
+// every query exec mode and in CopyFrom, and sqltype.Bound. Like ID.Value,
+// encoding refuses the zero ID (sqltype.ErrZeroID; a zero pagination
+// cursor is sqltype.Bound(0)) and negative values (flake.ErrIntRange);
 // scanning refuses NULL into an ID (sqltype.ErrNull; use NullID) and negative
 // values, with errors that name the value.
 //
@@ -55,7 +56,7 @@ func Register(m *pgtype.Map) {
 	int8Type := &pgtype.Type{Name: "int8", OID: pgtype.Int8OID, Codec: codec{}}
 	m.RegisterType(int8Type)
 	m.RegisterType(&pgtype.Type{Name: "_int8", OID: pgtype.Int8ArrayOID, Codec: &pgtype.ArrayCodec{ElementType: int8Type}})
-	for _, v := range []any{sqltype.ID(0), sqltype.NullID{}, flake.ID(0)} {
+	for _, v := range []any{sqltype.ID(0), sqltype.NullID{}, flake.ID(0), sqltype.Bound(0)} {
 		m.RegisterDefaultPgType(v, "int8")
 	}
 	for _, v := range []any{[]sqltype.ID(nil), []sqltype.NullID(nil), []flake.ID(nil)} {

@@ -11,11 +11,18 @@
 // before it reaches the database. Use [NullID] (or sql.Null[ID]) for a
 // column that may be NULL.
 //
+// A driver cannot tell a value being stored from a value being compared, so
+// this holds for every statement argument. Where the zero ID is meant, as
+// the "from the start" cursor of keyset pagination (WHERE id > $1), pass
+// [Bound](cursor): it writes the zero ID as 0, which sorts below every ID.
+//
 // # Reading
 //
 // [ID.Scan] accepts what drivers hand over for a bigint: an int64, or a
-// decimal integer as []byte or string. It rejects NULL ([ErrNull]), negative
-// values, non-integers and other types, with errors that name the value.
+// decimal integer as []byte or string; and this module's own ID types
+// (ID, flake.ID and pointers to them, as code generators such as ent pass
+// them). It rejects NULL ([ErrNull]), negative values, non-integers and
+// other types, with errors that name the value.
 //
 // This package depends on the standard library only; most programs use it
 // through the root package github.com/ulidflake/ulidflake, whose ID is this
@@ -35,8 +42,10 @@ import (
 // (flake.ErrIntRange for a negative value, flake.ErrCharacter for a
 // non-integer, and so on).
 var (
-	// ErrZeroID: a zero (unset) ID was about to be written.
-	ErrZeroID = errors.New("sqltype: zero ID written: the ID was never set (fill it before writing, or use NullID for a nullable column)")
+	// ErrZeroID: a zero (unset) ID was passed as a statement argument. It
+	// is refused so that it is never stored as a key.
+	ErrZeroID = errors.New("sqltype: zero ID as a statement argument: the ID was never set " +
+		"(fill it; use NullID for a nullable column, or sqltype.Bound(id) where zero is meant, as a pagination cursor)")
 	// ErrNull: a NULL was scanned into an ID or TextID.
 	ErrNull = errors.New("sqltype: NULL scanned into a non-null ID (use NullID)")
 	// ErrType: a value of a type no Ulid-Flake column holds was scanned.
@@ -64,10 +73,11 @@ func (id ID) Value() (driver.Value, error) {
 	return int64(id), nil
 }
 
-// Scan implements [sql.Scanner]. It accepts an int64, and a decimal integer
-// as []byte or string. It returns [ErrNull] for NULL, [ErrType] for any
-// other type, and the error of flake.FromInt or flake.ParseInt for a
-// negative value or a non-integer.
+// Scan implements [sql.Scanner]. It accepts an int64, a decimal integer as
+// []byte or string, and ID, flake.ID and pointers to them. It returns
+// [ErrNull] for NULL (a nil pointer included), [ErrType] for any other type,
+// and the error of flake.FromInt or flake.ParseInt for a negative value or a
+// non-integer.
 func (id *ID) Scan(src any) error {
 	v, err := scanInt(src)
 	if err != nil {
@@ -87,6 +97,22 @@ func scanInt(src any) (flake.ID, error) {
 		v, err = flake.ParseInt(string(s))
 	case string:
 		v, err = flake.ParseInt(s)
+	case ID:
+		v, err = flake.FromInt(int64(s))
+	case flake.ID:
+		v, err = flake.FromInt(int64(s))
+	case *ID:
+		if s == nil {
+			return 0, ErrNull
+		}
+		v, err = flake.FromInt(int64(*s))
+	case *flake.ID:
+		if s == nil {
+			return 0, ErrNull
+		}
+		v, err = flake.FromInt(int64(*s))
+	case Bound:
+		v, err = flake.FromInt(int64(s))
 	case nil:
 		return 0, ErrNull
 	default:

@@ -4,6 +4,10 @@ import (
 	"database/sql/driver"
 )
 
+// The not-valid NullID has no text and no binary form: it marshals to an
+// empty slice, and an empty input (or JSON "", what an HTML form sends for
+// an empty field) unmarshals to it.
+
 // NullID is an ID that may be NULL, for nullable bigint columns (a
 // reference that is optional, say). Valid is false for NULL. It marshals to
 // JSON null when not valid.
@@ -21,9 +25,26 @@ func (n NullID) Value() (driver.Value, error) {
 	return n.ID.Value()
 }
 
-// Scan implements [sql.Scanner]: NULL makes it not valid; anything else is
-// scanned as by [ID.Scan].
+// Scan implements [sql.Scanner]: NULL makes it not valid; so do a nil
+// *ID and a NullID or *NullID that is not valid. Anything else is scanned
+// as by [ID.Scan].
 func (n *NullID) Scan(src any) error {
+	switch s := src.(type) {
+	case NullID:
+		*n = s
+		return nil
+	case *NullID:
+		if s == nil {
+			*n = NullID{}
+		} else {
+			*n = *s
+		}
+		return nil
+	case *ID:
+		if s == nil {
+			src = nil
+		}
+	}
 	if src == nil {
 		*n = NullID{}
 		return nil
@@ -48,9 +69,66 @@ func (n NullID) MarshalJSON() ([]byte, error) {
 	return n.ID.MarshalJSON()
 }
 
-// UnmarshalJSON implements [json.Unmarshaler]: null makes it not valid.
+// IsZero reports whether n is not valid, or holds the zero ID.
+func (n NullID) IsZero() bool { return !n.Valid || n.ID == 0 }
+
+// AppendText appends the text form to b; nothing when not valid.
+func (n NullID) AppendText(b []byte) ([]byte, error) {
+	if !n.Valid {
+		return b, nil
+	}
+	return n.ID.AppendText(b)
+}
+
+// MarshalText implements [encoding.TextMarshaler]: empty when not valid.
+func (n NullID) MarshalText() ([]byte, error) { return n.AppendText(nil) }
+
+// UnmarshalText implements [encoding.TextUnmarshaler]: empty text makes it
+// not valid; anything else is parsed as by flake.Parse.
+func (n *NullID) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*n = NullID{}
+		return nil
+	}
+	var id ID
+	if err := id.UnmarshalText(b); err != nil {
+		return err
+	}
+	*n = NullID{ID: id, Valid: true}
+	return nil
+}
+
+// AppendBinary appends the 8-byte form to b; nothing when not valid.
+func (n NullID) AppendBinary(b []byte) ([]byte, error) {
+	if !n.Valid {
+		return b, nil
+	}
+	return n.ID.AppendBinary(b)
+}
+
+// MarshalBinary implements [encoding.BinaryMarshaler]: empty when not
+// valid, else 8 bytes, big-endian.
+func (n NullID) MarshalBinary() ([]byte, error) { return n.AppendBinary(nil) }
+
+// UnmarshalBinary implements [encoding.BinaryUnmarshaler]: empty input makes
+// it not valid; otherwise it must be 8 bytes.
+func (n *NullID) UnmarshalBinary(b []byte) error {
+	if len(b) == 0 {
+		*n = NullID{}
+		return nil
+	}
+	var id ID
+	if err := id.UnmarshalBinary(b); err != nil {
+		return err
+	}
+	*n = NullID{ID: id, Valid: true}
+	return nil
+}
+
+// UnmarshalJSON implements [json.Unmarshaler]: null and "" (an empty form
+// field) make it not valid.
 func (n *NullID) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
+	if string(b) == "null" || string(b) == `""` {
 		*n = NullID{}
 		return nil
 	}

@@ -177,3 +177,100 @@ func TestTextID(t *testing.T) {
 		t.Errorf("JSON = %s", j)
 	}
 }
+
+// Scan takes the module's own types, as ent's generated CreateBulk passes
+// them (nodes[i].ID.Scan(specs[i].ID.Value) with a *ID).
+func TestScanOwnTypes(t *testing.T) {
+	want := ID(flake.MustParse("00EZJCRCB4650"))
+	fid := flake.ID(want)
+	for _, src := range []any{want, &want, fid, &fid, Bound(want)} {
+		var id ID
+		if err := id.Scan(src); err != nil || id != want {
+			t.Errorf("ID.Scan(%T) = %s, %v", src, id, err)
+		}
+		var n NullID
+		if err := n.Scan(src); err != nil || !n.Valid || n.ID != want {
+			t.Errorf("NullID.Scan(%T) = %+v, %v", src, n, err)
+		}
+		var tx TextID
+		if err := tx.Scan(src); err != nil || tx.ID != want {
+			t.Errorf("TextID.Scan(%T) = %s, %v", src, tx.ID, err)
+		}
+	}
+	var nilID *ID
+	var id ID
+	if err := id.Scan(nilID); !errors.Is(err, ErrNull) {
+		t.Errorf("ID.Scan(nil *ID) = %v, want ErrNull", err)
+	}
+	n := NullID{ID: want, Valid: true}
+	if err := n.Scan(nilID); err != nil || n.Valid {
+		t.Errorf("NullID.Scan(nil *ID) = %+v, %v", n, err)
+	}
+	if err := n.Scan(NullID{ID: want, Valid: true}); err != nil || n.ID != want || !n.Valid {
+		t.Errorf("NullID.Scan(NullID) = %+v, %v", n, err)
+	}
+	neg := ID(-5)
+	if err := id.Scan(&neg); !errors.Is(err, flake.ErrIntRange) {
+		t.Errorf("ID.Scan(*ID -5) = %v, want ErrIntRange", err)
+	}
+}
+
+// NullID has the forms ID has; the not-valid NullID is the empty form, and
+// JSON "" (an empty form field) decodes to it.
+func TestNullIDForms(t *testing.T) {
+	want := NullID{ID: ID(flake.MustParse("00EZJCRCB4650")), Valid: true}
+	for _, n := range []NullID{want, {}} {
+		txt, err := n.MarshalText()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back NullID
+		if err := back.UnmarshalText(txt); err != nil || back != n {
+			t.Errorf("text round trip of %+v: %q -> %+v, %v", n, txt, back, err)
+		}
+		bin, err := n.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back = NullID{ID: 7, Valid: true}
+		if err := back.UnmarshalBinary(bin); err != nil || back != n {
+			t.Errorf("binary round trip of %+v: %x -> %+v, %v", n, bin, back, err)
+		}
+		js, err := json.Marshal(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back = NullID{ID: 7, Valid: true}
+		if err := json.Unmarshal(js, &back); err != nil || back != n {
+			t.Errorf("JSON round trip of %+v: %s -> %+v, %v", n, js, back, err)
+		}
+		if n.IsZero() == n.Valid {
+			t.Errorf("IsZero(%+v) = %v", n, n.IsZero())
+		}
+	}
+	var n NullID = want
+	if err := json.Unmarshal([]byte(`""`), &n); err != nil || n.Valid {
+		t.Errorf(`NullID from JSON "": %+v, %v`, n, err)
+	}
+	var id ID
+	err := json.Unmarshal([]byte(`""`), &id)
+	if !errors.Is(err, flake.ErrLength) || !strings.Contains(err.Error(), "empty") {
+		t.Errorf(`ID from JSON "": %v, want an error saying it is empty`, err)
+	}
+}
+
+// A Bound writes the zero ID, which an ID refuses; the refusal does not
+// claim that anything was written.
+func TestBound(t *testing.T) {
+	v, err := Bound(0).Value()
+	if err != nil || v != int64(0) {
+		t.Fatalf("Bound(0).Value() = %v, %v", v, err)
+	}
+	if _, err := Bound(-1).Value(); !errors.Is(err, flake.ErrIntRange) {
+		t.Fatalf("Bound(-1).Value() = %v", err)
+	}
+	_, err = ID(0).Value()
+	if !errors.Is(err, ErrZeroID) || strings.Contains(err.Error(), "written") || !strings.Contains(err.Error(), "Bound") {
+		t.Fatalf("ID(0).Value() error %q: want ErrZeroID, naming Bound, not saying written", err)
+	}
+}

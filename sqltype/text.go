@@ -24,8 +24,9 @@ func (t TextID) Value() (driver.Value, error) {
 
 // Scan implements [sql.Scanner]. It accepts the text form as string or
 // []byte, with the rules of flake.Parse (case-insensitive, exactly 13
-// bytes; a char(13) column pads nothing, since the form is always 13). It
-// returns [ErrNull] for NULL and [ErrType] for other types.
+// bytes; a char(13) column pads nothing, since the form is always 13), and
+// ID, flake.ID and pointers to them. It returns [ErrNull] for NULL and
+// [ErrType] for other types.
 func (t *TextID) Scan(src any) error {
 	var v flake.ID
 	var err error
@@ -36,6 +37,22 @@ func (t *TextID) Scan(src any) error {
 		v, err = flake.Parse(string(s))
 	case nil:
 		return ErrNull
+	case ID, *ID, flake.ID, *flake.ID, Bound: // the module's own types, as code generators pass them
+		id, err := scanInt(src)
+		if err != nil {
+			return err
+		}
+		t.ID = ID(id)
+		return nil
+	case TextID:
+		*t = s
+		return nil
+	case *TextID:
+		if s == nil {
+			return ErrNull
+		}
+		*t = *s
+		return nil
 	default:
 		return fmt.Errorf("%w: %T %v is not text", ErrType, src, src)
 	}

@@ -1,0 +1,28 @@
+package sqltype
+
+import (
+	"database/sql/driver"
+	"fmt"
+
+	"github.com/ulidflake/ulidflake/flake"
+)
+
+// Bound is an ID used as a query bound, where the zero ID means "below
+// every ID": the first page of keyset pagination, say. Unlike [ID], its
+// Value writes the zero ID (as 0) instead of refusing it. Use it only for
+// comparisons, never for a value that is stored.
+//
+//	rows, err := db.Query(`SELECT id, name FROM customers WHERE id > $1 ORDER BY id LIMIT 100`, sqltype.Bound(cursor))
+type Bound ID
+
+// Value implements [driver.Valuer]: the int64, 0 for the zero ID. It
+// returns flake.ErrIntRange for a negative value.
+func (b Bound) Value() (driver.Value, error) {
+	if b < 0 {
+		return nil, fmt.Errorf("sqltype: bound: %w: %d is negative", flake.ErrIntRange, int64(b))
+	}
+	return int64(b), nil
+}
+
+// String returns the 13-character text form.
+func (b Bound) String() string { return flake.ID(b).String() }
