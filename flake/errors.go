@@ -35,6 +35,12 @@ var (
 	// earlier reading was far in the future. Waiting does not help; fix the
 	// clock, then call [Generator.Reset] or make a new generator.
 	ErrClockBehind = errors.New("flake: clock behind the generator's last ID")
+	// ErrZeroID: a zero (unset) ID was passed as a statement argument
+	// (ID.Value). It is refused so that it is never stored as a key. Where
+	// zero is meant, as the first cursor of keyset pagination, pass a
+	// ulidflake.Bound. sqltype.ErrZeroID is this error.
+	ErrZeroID = errors.New("flake: zero ID as a statement argument: the ID was never set " +
+		"(fill it; use NullID for a nullable column, or ulidflake.Bound(id) where zero is meant, as a pagination cursor)")
 	// ErrOption: an invalid generator option.
 	ErrOption = errors.New("flake: invalid option")
 	// ErrJSON: a JSON value that is neither a string nor a non-negative

@@ -20,13 +20,31 @@
 // non-zero ID. A field outside the primary key opts in with the struct tag
 // ulidflake:"fill"; [WithFields] replaces that rule.
 //
-// ID fields are those of type ulidflake.ID (sqltype.ID) or flake.ID. Their
-// GormDataType is bigint, so AutoMigrate creates a plain bigint primary key
-// (not bigserial, not identity) and GORM neither skips the key on INSERT nor
-// asks for RETURNING id.
+// ID fields are those of type ulidflake.ID (sqltype.ID) or flake.ID, or
+// pointers to them (a nil pointer is filled). Their GormDataType is bigint,
+// so AutoMigrate creates a plain bigint primary key (not bigserial, not
+// identity) and GORM neither skips the key on INSERT nor asks for RETURNING
+// id.
 //
-// When the plugin is not registered, a zero ulidflake.ID key is not written
-// as 0: its Value method fails the INSERT with sqltype.ErrZeroID.
+// # Upserts: the ID in memory is the row's
+//
+// With an ON CONFLICT clause, a row may not be inserted: it keeps the ID it
+// already had (DO UPDATE), or nothing is written (DO NOTHING). After every
+// create, the ID in memory is the ID of the row in the database, or zero
+// where no row was written: with DO UPDATE the plugin asks for RETURNING
+// of the key (PostgreSQL and SQLite), and with DO NOTHING, when fewer rows
+// were written than given, it looks up which of the IDs it made exist, and
+// zeroes the others. This holds for the associations GORM creates in the
+// same call (it creates them with ON CONFLICT DO NOTHING, or DO UPDATE with
+// FullSaveAssociations). It needs a single-column primary key; for a
+// composite key, IDs are filled but not corrected.
+//
+// When the plugin is not registered, a zero ulidflake.ID or flake.ID key is
+// not written as 0: its Value method fails the INSERT with
+// sqltype.ErrZeroID (flake.ErrZeroID).
+//
+// Not supported: creates without a model (db.Table("t").Create(map)),
+// where GORM knows no key to fill; the key is then whatever the map holds.
 //
 // When a millisecond's IDs are used up, the plugin waits for the next one,
 // honouring the statement's context: overflow is never an error for the
@@ -40,8 +58,10 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 	"gorm.io/gorm/schema"
 
 	"github.com/ulidflake/ulidflake/flake"
@@ -110,13 +130,29 @@ func (p *Plugin) Initialize(db *gorm.DB) error {
 	if p.err != nil {
 		return p.err
 	}
-	return db.Callback().Create().Before("gorm:before_create").Register("ulidflake:fill_ids", p.fill)
+	if err := db.Callback().Create().Before("gorm:before_create").Register("ulidflake:fill_ids", p.fill); err != nil {
+		return err
+	}
+	return db.Callback().Create().After("gorm:create").Before("gorm:save_after_associations").
+		Register("ulidflake:correct_ids", p.correct)
 }
 
 var (
 	idType      = reflect.TypeFor[sqltype.ID]()
 	flakeIDType = reflect.TypeFor[flake.ID]()
 )
+
+// isIDType reports whether t is an ID type the plugin fills: ID, flake.ID
+// or a pointer to one.
+func isIDType(t reflect.Type) bool {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t == idType || t == flakeIDType
+}
+
+// madeKey is the statement setting under which fill leaves the keys it made.
+const madeKey = "ulidflake:made"
 
 // fill gives every chosen zero ID field of the statement's value a new ID.
 func (p *Plugin) fill(db *gorm.DB) {
@@ -126,7 +162,7 @@ func (p *Plugin) fill(db *gorm.DB) {
 	}
 	var fields []*schema.Field
 	for _, f := range st.Schema.Fields {
-		if (f.FieldType == idType || f.FieldType == flakeIDType) && p.fields(f) {
+		if isIDType(f.FieldType) && p.fields(f) {
 			fields = append(fields, f)
 		}
 	}
@@ -135,44 +171,178 @@ func (p *Plugin) fill(db *gorm.DB) {
 	}
 	rv := reflect.Indirect(st.ReflectValue)
 	var err error
+	var made []any
 	switch rv.Kind() {
 	case reflect.Slice, reflect.Array:
 		for i := 0; i < rv.Len() && err == nil; i++ {
-			err = p.fillValue(db, fields, rv.Index(i))
+			made, err = p.fillValue(db, fields, rv.Index(i), made)
 		}
 	default:
-		err = p.fillValue(db, fields, rv)
+		made, err = p.fillValue(db, fields, rv, made)
 	}
 	if err != nil {
 		_ = db.AddError(err)
+		return
+	}
+	pk := st.Schema.PrioritizedPrimaryField
+	if len(made) == 0 || len(st.Schema.PrimaryFields) != 1 || !isIDType(pk.FieldType) || !slices.Contains(fields, pk) {
+		return
+	}
+	oc, ok := onConflict(st)
+	if !ok {
+		return
+	}
+	st.Settings.Store(madeKey, made)
+	if !oc.DoNothing && returning(db) {
+		// DO UPDATE: the row that was there keeps its key; RETURNING puts
+		// it in memory, in the order of the rows given.
+		if c, ok := st.Clauses["RETURNING"]; ok {
+			r, _ := c.Expression.(clause.Returning)
+			if len(r.Columns) > 0 && !slices.ContainsFunc(r.Columns, func(c clause.Column) bool { return c.Name == pk.DBName }) {
+				r.Columns = append(r.Columns, clause.Column{Name: pk.DBName})
+				c.Expression = r
+				st.Clauses["RETURNING"] = c
+			}
+		} else {
+			st.AddClause(clause.Returning{Columns: []clause.Column{{Name: pk.DBName}}})
+		}
 	}
 }
 
-func (p *Plugin) fillValue(db *gorm.DB, fields []*schema.Field, v reflect.Value) error {
+// onConflict returns the statement's ON CONFLICT clause.
+func onConflict(st *gorm.Statement) (clause.OnConflict, bool) {
+	c, ok := st.Clauses["ON CONFLICT"]
+	if !ok {
+		return clause.OnConflict{}, false
+	}
+	oc, ok := c.Expression.(clause.OnConflict)
+	return oc, ok
+}
+
+// returning reports whether the dialect takes RETURNING in an INSERT:
+// PostgreSQL and SQLite (3.35 and later) do.
+func returning(db *gorm.DB) bool {
+	switch db.Dialector.Name() {
+	case "postgres", "sqlite":
+		return true
+	}
+	return false
+}
+
+// correct runs after the INSERT of a statement with ON CONFLICT for which
+// the plugin made keys: where DO NOTHING wrote fewer rows than given, it
+// zeroes the keys it made for rows that are not in the table (or that
+// RETURNING could not report).
+func (p *Plugin) correct(db *gorm.DB) {
+	st := db.Statement
+	v, ok := st.Settings.LoadAndDelete(madeKey)
+	if !ok || db.Error != nil {
+		return
+	}
+	made := v.([]any)
+	oc, _ := onConflict(st)
+	if !oc.DoNothing && returning(db) {
+		return // RETURNING has set every key
+	}
+	rv := reflect.Indirect(st.ReflectValue)
+	rows := 1
+	if rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array {
+		rows = rv.Len()
+	}
+	if oc.DoNothing && db.RowsAffected == int64(rows) {
+		return // every row was written, with the keys made
+	}
+	pk := st.Schema.PrioritizedPrimaryField
+	var found []int64
+	err := db.Session(&gorm.Session{NewDB: true, SkipHooks: true}).Table(st.Table).
+		Where(clause.IN{Column: clause.Column{Name: pk.DBName}, Values: made}).
+		Pluck(pk.DBName, &found).Error
+	if err != nil {
+		_ = db.AddError(fmt.Errorf("gormplugin: finding which rows ON CONFLICT wrote: %w", err))
+		return
+	}
+	written := make(map[int64]bool, len(found))
+	for _, id := range found {
+		written[id] = true
+	}
+	zero := func(v reflect.Value) {
+		for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+			if v.IsNil() {
+				return
+			}
+			v = v.Elem()
+		}
+		if v.Kind() != reflect.Struct {
+			return
+		}
+		val, isZero := pk.ValueOf(st.Context, v)
+		if isZero {
+			return
+		}
+		if id, ok := keyInt(val); ok && !written[id] && slices.ContainsFunc(made, func(m any) bool { k, _ := keyInt(m); return k == id }) {
+			_ = pk.Set(st.Context, v, reflect.Zero(pk.FieldType).Interface())
+		}
+	}
+	if rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array {
+		for i := range rv.Len() {
+			zero(rv.Index(i))
+		}
+	} else {
+		zero(rv)
+	}
+}
+
+// keyInt returns the int64 of an ID value of any of the filled types.
+func keyInt(v any) (int64, bool) {
+	switch k := v.(type) {
+	case sqltype.ID:
+		return int64(k), true
+	case flake.ID:
+		return int64(k), true
+	case *sqltype.ID:
+		if k != nil {
+			return int64(*k), true
+		}
+	case *flake.ID:
+		if k != nil {
+			return int64(*k), true
+		}
+	}
+	return 0, false
+}
+
+// fillValue fills the zero ID fields of one value and appends the keys it
+// made to made.
+func (p *Plugin) fillValue(db *gorm.DB, fields []*schema.Field, v reflect.Value, made []any) ([]any, error) {
 	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
 		if v.IsNil() {
-			return nil
+			return made, nil
 		}
 		v = v.Elem()
 	}
 	switch v.Kind() {
 	case reflect.Struct:
 		for _, f := range fields {
-			if _, zero := f.ValueOf(db.Statement.Context, v); !zero {
-				continue
+			if cur, zero := f.ValueOf(db.Statement.Context, v); !zero {
+				if k, ok := keyInt(cur); !ok || k != 0 { // a *ID pointing at zero is zero too
+					continue
+				}
 			}
 			val, err := p.newValue(db, f)
 			if err != nil {
-				return err
+				return made, err
 			}
 			if err := f.Set(db.Statement.Context, v, val); err != nil {
-				return fmt.Errorf("gormplugin: setting %s.%s: %w", db.Statement.Schema.Name, f.Name, err)
+				return made, fmt.Errorf("gormplugin: setting %s.%s: %w", db.Statement.Schema.Name, f.Name, err)
+			}
+			if f.PrimaryKey {
+				made = append(made, val)
 			}
 		}
 	case reflect.Map:
-		return p.fillMap(db, fields, v)
+		return made, p.fillMap(db, fields, v)
 	}
-	return nil
+	return made, nil
 }
 
 // newValue returns a new ID of f's type, waiting out a used-up millisecond
@@ -182,8 +352,14 @@ func (p *Plugin) newValue(db *gorm.DB, f *schema.Field) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gormplugin: filling %s.%s: %w", db.Statement.Schema.Name, f.Name, err)
 	}
-	if f.FieldType == flakeIDType {
+	switch f.FieldType {
+	case flakeIDType:
 		return id, nil
+	case reflect.PointerTo(flakeIDType):
+		return &id, nil
+	case reflect.PointerTo(idType):
+		v := sqltype.ID(id)
+		return &v, nil
 	}
 	return sqltype.ID(id), nil
 }

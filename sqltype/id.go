@@ -43,9 +43,8 @@ import (
 // non-integer, and so on).
 var (
 	// ErrZeroID: a zero (unset) ID was passed as a statement argument. It
-	// is refused so that it is never stored as a key.
-	ErrZeroID = errors.New("sqltype: zero ID as a statement argument: the ID was never set " +
-		"(fill it; use NullID for a nullable column, or sqltype.Bound(id) where zero is meant, as a pagination cursor)")
+	// is refused so that it is never stored as a key. It is flake.ErrZeroID.
+	ErrZeroID = flake.ErrZeroID
 	// ErrNull: a NULL was scanned into an ID or TextID.
 	ErrNull = errors.New("sqltype: NULL scanned into a non-null ID (use NullID)")
 	// ErrType: a value of a type no Ulid-Flake column holds was scanned.
