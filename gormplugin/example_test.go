@@ -2,8 +2,6 @@ package gormplugin_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/glebarez/sqlite"
 	"gorm.io/gorm"
@@ -28,11 +26,16 @@ type Order struct {
 }
 
 func openDB() *gorm.DB {
-	dir, _ := os.MkdirTemp("", "gormplugin")
-	db, err := gorm.Open(sqlite.Open(filepath.Join(dir, "example.db")), &gorm.Config{Logger: logger.Discard})
+	// In memory, on one connection: nothing is left behind.
+	db, err := gorm.Open(sqlite.Open(":memory:"), &gorm.Config{Logger: logger.Discard})
 	if err != nil {
 		panic(err)
 	}
+	sdb, err := db.DB()
+	if err != nil {
+		panic(err)
+	}
+	sdb.SetMaxOpenConns(1)
 	return db
 }
 

@@ -234,7 +234,13 @@ func parseAny(s string) (flake.ID, error) {
 		return flake.Parse(s)
 	}
 	if len(s) > 0 && (s[0] >= '0' && s[0] <= '9' || s[0] == '-') {
-		return flake.ParseInt(s)
+		id, err := flake.ParseInt(s)
+		if errors.Is(err, flake.ErrCharacter) && len(s) >= flake.EncodedLen-2 && len(s) <= flake.EncodedLen+2 {
+			// Near 13 characters with letters: a Base32 ID of the wrong length.
+			return 0, fmt.Errorf("%w: %q is %d characters: a Base32 ID has %d (or give the decimal integer)",
+				flake.ErrLength, s, len(s), flake.EncodedLen)
+		}
+		return id, err
 	}
 	return flake.Parse(s) // reports the wrong length
 }

@@ -127,6 +127,8 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"", []string{"inspect", "8000000000000"}, `value above 7ZZZZZZZZZZZZ: "8000000000000"`},
 		{"", []string{"inspect", "--", "-5"}, `"-5" is negative`},
 		{"", []string{"inspect", "ABC"}, `"ABC" is 3 bytes, want 13`},
+		{"", []string{"inspect", "00EZJCRCB465"}, `wrong length: "00EZJCRCB465" is 12 characters: a Base32 ID has 13`},
+		{"", []string{"inspect", "00EZJCRCB46500"}, `wrong length: "00EZJCRCB46500" is 14 characters`},
 		{"", []string{"inspect", "00EZJCRCB4650", "nope"}, `"nope"`},
 		{"bad-input\n", []string{"inspect"}, `"bad-input"`},
 		{"", []string{"inspect"}, "no IDs given"},

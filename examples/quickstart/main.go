@@ -16,7 +16,6 @@ import (
 	"io"
 	"log"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/glebarez/sqlite"
@@ -57,13 +56,17 @@ func open(url string) (*gorm.DB, string, error) {
 		db, err := gorm.Open(postgres.Open(url), cfg)
 		return db, "PostgreSQL", err
 	}
-	dir, err := os.MkdirTemp("", "ulidflake-quickstart")
+	// An in-memory database on one connection: nothing is left behind.
+	db, err := gorm.Open(sqlite.Open(":memory:"), cfg)
 	if err != nil {
 		return nil, "", err
 	}
-	path := filepath.Join(dir, "shop.db")
-	db, err := gorm.Open(sqlite.Open(path), cfg)
-	return db, "SQLite " + path, err
+	sdb, err := db.DB()
+	if err != nil {
+		return nil, "", err
+	}
+	sdb.SetMaxOpenConns(1)
+	return db, "SQLite (in memory)", nil
 }
 
 func run(ctx context.Context, w io.Writer, url string) error {

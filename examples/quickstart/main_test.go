@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -52,8 +53,15 @@ func check(t *testing.T, url string) {
 	}
 }
 
+// On SQLite the quickstart runs in memory and leaves nothing in the
+// temporary directory.
 func TestQuickstartSQLite(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	check(t, "")
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Fatalf("the quickstart left %d entries in the temporary directory, first %s", len(left), left[0].Name())
+	}
 }
 
 func TestQuickstartPostgres(t *testing.T) {
