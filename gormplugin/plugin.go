@@ -20,8 +20,10 @@
 // non-zero ID. A field outside the primary key opts in with the struct tag
 // ulidflake:"fill"; [WithFields] replaces that rule.
 //
-// ID fields are those of type ulidflake.ID (sqltype.ID) or flake.ID, or
-// pointers to them (a nil pointer is filled). Their GormDataType is bigint,
+// ID fields are those of type ulidflake.ID (sqltype.ID) or flake.ID, a
+// per-entity ID type declared as a struct that embeds ulidflake.ID and
+// nothing else (type CustomerID struct{ ulidflake.ID }), or pointers to
+// them (a nil pointer is filled). Their GormDataType is bigint,
 // so AutoMigrate creates a plain bigint primary key (not bigserial, not
 // identity) and GORM neither skips the key on INSERT nor asks for RETURNING
 // id.
@@ -142,13 +144,20 @@ var (
 	flakeIDType = reflect.TypeFor[flake.ID]()
 )
 
-// isIDType reports whether t is an ID type the plugin fills: ID, flake.ID
-// or a pointer to one.
+// isIDType reports whether t is an ID type the plugin fills: ID, flake.ID,
+// a per-entity ID type (a struct that embeds ID and nothing else), or a
+// pointer to one.
 func isIDType(t reflect.Type) bool {
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	return t == idType || t == flakeIDType
+	return t == idType || t == flakeIDType || isEntityIDType(t)
+}
+
+// isEntityIDType reports whether t is struct{ ulidflake.ID }, the form of
+// a per-entity ID type that keeps every method of ID.
+func isEntityIDType(t reflect.Type) bool {
+	return t.Kind() == reflect.Struct && t.NumField() == 1 && t.Field(0).Anonymous && t.Field(0).Type == idType
 }
 
 // madeKey is the statement setting under which fill leaves the keys it made.
@@ -307,6 +316,14 @@ func keyInt(v any) (int64, bool) {
 		if k != nil {
 			return int64(*k), true
 		}
+	default:
+		rv := reflect.ValueOf(v)
+		if rv.Kind() == reflect.Pointer && !rv.IsNil() {
+			rv = rv.Elem()
+		}
+		if rv.IsValid() && isEntityIDType(rv.Type()) {
+			return int64(rv.Field(0).Interface().(sqltype.ID)), true
+		}
 	}
 	return 0, false
 }
@@ -351,6 +368,15 @@ func (p *Plugin) newValue(db *gorm.DB, f *schema.Field) (any, error) {
 	id, err := p.gen.NewWait(db.Statement.Context)
 	if err != nil {
 		return nil, fmt.Errorf("gormplugin: filling %s.%s: %w", db.Statement.Schema.Name, f.Name, err)
+	}
+	if t := f.FieldType; isEntityIDType(t) || t.Kind() == reflect.Pointer && isEntityIDType(t.Elem()) {
+		v := reflect.New(t)
+		if t.Kind() == reflect.Pointer {
+			v.Elem().Set(reflect.New(t.Elem()))
+		}
+		e := reflect.Indirect(v.Elem())
+		e.Field(0).Set(reflect.ValueOf(sqltype.ID(id)))
+		return v.Elem().Interface(), nil
 	}
 	switch f.FieldType {
 	case flakeIDType:
