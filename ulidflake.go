@@ -113,3 +113,7 @@ func (g *Generator) NewWait(ctx context.Context) (ID, error) {
 	id, err := g.g.NewWait(ctx)
 	return ID(id), err
 }
+
+// Reset makes the generator forget its last ID, after
+// flake.ErrClockBehind once the clock is right; see flake.Generator.Reset.
+func (g *Generator) Reset() { g.g.Reset() }
