@@ -66,7 +66,7 @@ func Register(m *pgtype.Map) {
 
 // AfterConnect registers the ID types on conn. Its signature fits
 // pgxpool.Config.AfterConnect and stdlib.OptionAfterConnect.
-func AfterConnect(_ context.Context, conn *pgx.Conn) error {
+func AfterConnect(ctx context.Context, conn *pgx.Conn) error {
 	Register(conn.TypeMap())
-	return nil
+	return registerDomains(ctx, conn) // domain.go
 }
