@@ -282,13 +282,37 @@ func TestSQLGeneratorErrors(t *testing.T) {
 		ctx := context.Background()
 		var v int64
 		for q, want := range map[string]string{
-			`SELECT ulid_flake_scalable()`:        "does not allow null values",
+			`SELECT ulid_flake_scalable()`:        "no SID: give ulid_flake_scalable(sid) or SET ulid_flake.sid",
 			`SELECT ulid_flake_scalable(32)`:      "SID not in 0..31",
 			`SELECT ulid_flake_encode(-1)`:        "is negative",
 			`SELECT ulid_flake_min('1999-01-01')`: "time out of range",
+			`SELECT ulid_flake_min('infinity')`:   "time out of range: infinity is not a finite time",
+			`SELECT ulid_flake_max('-infinity')`:  "time out of range: -infinity is not a finite time",
+			`SELECT ulid_flake_max('2400-01-01')`: "time out of range",
 		} {
 			err := db.QueryRow(ctx, q).Scan(&v)
 			require.ErrorContains(t, err, want, q)
+		}
+		// Bad settings are named, with stable SQLSTATEs.
+		for _, tc := range []struct{ set, query, want, code string }{
+			{`SET ulid_flake.epoch_ms = 'soon'`, `SELECT ulid_flake()`, "ulid_flake.epoch_ms must be an integer", "23514"},
+			{`SET ulid_flake.epoch_ms = '1e12'`, `SELECT ulid_flake_scalable(1)`, "ulid_flake.epoch_ms must be an integer", "23514"},
+			{`SET ulid_flake.epoch_ms = 'x'`, `SELECT ulid_flake_time(1)::text::bigint`, "ulid_flake.epoch_ms must be an integer", "23514"},
+			{`SET ulid_flake.epoch_ms = 'x'`, `SELECT ulid_flake_min(now())`, "ulid_flake.epoch_ms must be an integer", "23514"},
+			{`SET ulid_flake.sid = 'seven'`, `SELECT ulid_flake_scalable()`, "ulid_flake.sid must be an integer in 0..31", "23514"},
+			{`SET ulid_flake.sid = '40'`, `SELECT ulid_flake_scalable()`, "SID not in 0..31", "23514"},
+		} {
+			conn, err := db.Acquire(ctx)
+			require.NoError(t, err)
+			_, err = conn.Exec(ctx, tc.set)
+			require.NoError(t, err)
+			err = conn.QueryRow(ctx, tc.query).Scan(&v)
+			var pgErr *pgconn.PgError
+			require.ErrorAs(t, err, &pgErr, "%s; %s", tc.set, tc.query)
+			require.Contains(t, pgErr.Message+" "+pgErr.ConstraintName, tc.want, "%s; %s", tc.set, tc.query)
+			require.Equal(t, tc.code, pgErr.Code, "%s; %s", tc.set, tc.query)
+			conn.Conn().Close(ctx)
+			conn.Release()
 		}
 		conn, err := db.Acquire(ctx)
 		require.NoError(t, err)

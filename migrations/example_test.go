@@ -58,7 +58,7 @@ func ExampleGooseFS() {
 	// goose: goose.SetBaseFS(migrations.GooseFS()); goose.Up(db, ".")
 	names, _ := fs.Glob(migrations.GooseFS(), "*.sql")
 	fmt.Println(names)
-	// Output: [001_ulid_flake.sql 002_ulid_flake_id.sql]
+	// Output: [001_ulid_flake.sql 002_ulid_flake_id.sql 003_ulid_flake_fixes.sql]
 }
 
 func ExampleConvertSerial() {

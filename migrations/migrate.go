@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
-	"slices"
 )
 
 // DefaultTable is the version table Migrate keeps.
@@ -30,7 +29,9 @@ type options struct {
 // To migrates up or down to version v (0 removes everything).
 func To(v int) Option { return func(o *options) { o.target, o.targetSet = v, true } }
 
-// Down reverts the last version only. Use [To] to go further down.
+// Down reverts the newest version this build knows, if it is applied, and
+// nothing else: calling it again, or from several processes, does no more.
+// Use [To] to go further down.
 func Down() Option { return func(o *options) { o.down = 1 } }
 
 // DryRun writes the SQL that would run, with the transaction around each
@@ -55,8 +56,17 @@ type Step struct {
 // returns the steps it took. Before anything runs it checks that the
 // embedded versions have no gap or duplicate and that every version the
 // database records is known. Each version runs in its own transaction,
-// under an advisory lock, and is recorded in the version table in the same
-// transaction; a failure leaves the versions before it applied.
+// and is recorded in the version table in the same transaction; a failure
+// leaves the versions before it applied.
+//
+// Any number of callers may migrate the same database at once (replicas
+// that each migrate at start-up): every transaction first takes an
+// advisory lock (pg_advisory_xact_lock, so it also works through a
+// transaction pooler), then creates the version table if it is missing and
+// reads the versions again, so the first caller does the work and the
+// others find it done and return no steps. This holds for [Down] too,
+// which reverts the newest version this build knows (when it is applied):
+// callers that run it together revert that one version between them.
 func Migrate(ctx context.Context, db *sql.DB, opts ...Option) ([]Step, error) {
 	o := options{target: -1, table: DefaultTable}
 	for _, opt := range opts {
@@ -73,31 +83,53 @@ func Migrate(ctx context.Context, db *sql.DB, opts ...Option) ([]Step, error) {
 	if o.schema != "" {
 		table = quoteIdent(o.schema) + "." + table
 	}
-	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+table+` (
-		version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
-		return nil, fmt.Errorf("migrations: creating the version table %s: %w", table, err)
-	}
-	applied, err := appliedVersions(ctx, db, table)
+	// The versions as the call starts, without the lock: the plan of a dry
+	// run, and the reference of Down.
+	current, err := currentVersion(ctx, db, table, all, false)
 	if err != nil {
 		return nil, err
 	}
-	for i, v := range applied {
-		if v != i+1 {
-			if v > len(all) {
-				return nil, fmt.Errorf("%w: %s records version %d; this build knows 1..%d", ErrUnknownVersion, table, v, len(all))
-			}
-			return nil, fmt.Errorf("%w: %s records versions %v, with a gap", ErrMissing, table, applied)
-		}
-	}
-	current := len(applied)
 	target := len(all)
 	switch {
 	case o.targetSet:
 		target = o.target
 	case o.down > 0:
-		target = max(current-o.down, 0)
+		// The newest version this build knows, if it is applied: the same
+		// target for every caller, whenever it starts.
+		target = min(current, len(all)-1)
 	}
 
+	if o.dryRun != nil {
+		for _, s := range plan(current, target, all) {
+			m := all[s.Version-1]
+			body := m.Down
+			if s.Up {
+				body = m.Up
+			}
+			fmt.Fprintf(o.dryRun, "-- version %d %s (%s)\nBEGIN;\nSELECT pg_advisory_xact_lock(%d);\n", s.Version, m.Name, direction(s.Up), int64(lockKey))
+			if o.schema != "" {
+				fmt.Fprintf(o.dryRun, "SET LOCAL search_path TO %s;\n", quoteIdent(o.schema))
+			}
+			fmt.Fprintf(o.dryRun, "%s\n%s\nCOMMIT;\n\n", body, recordSQL(table, m, s.Up))
+		}
+		return plan(current, target, all), nil
+	}
+
+	var steps []Step
+	for {
+		s, done, err := step(ctx, db, o.schema, table, all, target)
+		if err != nil {
+			return steps, err
+		}
+		if done {
+			return steps, nil
+		}
+		steps = append(steps, s)
+	}
+}
+
+// plan lists the steps from version current to target.
+func plan(current, target int, all []Migration) []Step {
 	var steps []Step
 	for v := current + 1; v <= target; v++ {
 		steps = append(steps, Step{Version: v, Name: all[v-1].Name, Up: true})
@@ -105,52 +137,90 @@ func Migrate(ctx context.Context, db *sql.DB, opts ...Option) ([]Step, error) {
 	for v := current; v > target; v-- {
 		steps = append(steps, Step{Version: v, Name: all[v-1].Name, Up: false})
 	}
-	for _, s := range steps {
-		m := all[s.Version-1]
-		body, record := m.Down, `DELETE FROM `+table+` WHERE version = $1`
-		if s.Up {
-			body, record = m.Up, `INSERT INTO `+table+` (version, name) VALUES ($1, $2)`
-		}
-		if o.dryRun != nil {
-			fmt.Fprintf(o.dryRun, "-- version %d %s (%s)\nBEGIN;\n", s.Version, m.Name, direction(s.Up))
-			if o.schema != "" {
-				fmt.Fprintf(o.dryRun, "SET LOCAL search_path TO %s;\n", quoteIdent(o.schema))
-			}
-			fmt.Fprintf(o.dryRun, "%s\n%s\nCOMMIT;\n\n", body, recordSQL(table, m, s.Up))
-			continue
-		}
-		if err := runStep(ctx, db, o.schema, body, record, m); err != nil {
-			return steps[:slices.Index(steps, s)], fmt.Errorf("migrations: version %d %s (%s): %w", s.Version, m.Name, direction(s.Up), err)
-		}
-	}
-	return steps, nil
+	return steps
 }
 
-func runStep(ctx context.Context, db *sql.DB, schema, body, record string, m Migration) error {
+// step takes one version towards target in a transaction of its own, under
+// the lock, reading the versions again once the lock is held. It reports
+// done when the database is at target.
+func step(ctx context.Context, db *sql.DB, schema, table string, all []Migration, target int) (Step, bool, error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return Step{}, false, err
 	}
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(lockKey)); err != nil {
-		return err
+		return Step{}, false, fmt.Errorf("migrations: taking the lock: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+table+` (
+		version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return Step{}, false, fmt.Errorf("migrations: creating the version table %s: %w", table, err)
+	}
+	current, err := currentVersion(ctx, tx, table, all, true)
+	if err != nil {
+		return Step{}, false, err
+	}
+	steps := plan(current, target, all)
+	if len(steps) == 0 {
+		return Step{}, true, tx.Commit()
+	}
+	s := steps[0]
+	m := all[s.Version-1]
+	body, record, args := m.Down, `DELETE FROM `+table+` WHERE version = $1`, []any{m.Version}
+	if s.Up {
+		body, record, args = m.Up, `INSERT INTO `+table+` (version, name) VALUES ($1, $2)`, []any{m.Version, m.Name}
+	}
+	fail := func(err error) (Step, bool, error) {
+		return Step{}, false, fmt.Errorf("migrations: version %d %s (%s): %w", s.Version, m.Name, direction(s.Up), err)
 	}
 	if schema != "" {
 		if _, err := tx.ExecContext(ctx, `SELECT set_config('search_path', $1, true)`, quoteIdent(schema)); err != nil {
-			return err
+			return fail(err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, body); err != nil {
-		return err
-	}
-	args := []any{m.Version}
-	if record[0] == 'I' {
-		args = append(args, m.Name)
+		return fail(err)
 	}
 	if _, err := tx.ExecContext(ctx, record, args...); err != nil {
-		return err
+		return fail(err)
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return fail(err)
+	}
+	return s, false, nil
+}
+
+// querier is a *sql.DB or a *sql.Tx.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// currentVersion reads the versions the table records (none when it does
+// not exist, unless it must) and checks them against the embedded ones.
+func currentVersion(ctx context.Context, q querier, table string, all []Migration, mustExist bool) (int, error) {
+	if !mustExist {
+		var exists bool
+		if err := q.QueryRowContext(ctx, `SELECT to_regclass($1) IS NOT NULL`, table).Scan(&exists); err != nil {
+			return 0, fmt.Errorf("migrations: looking for %s: %w", table, err)
+		}
+		if !exists {
+			return 0, nil
+		}
+	}
+	applied, err := appliedVersions(ctx, q, table)
+	if err != nil {
+		return 0, err
+	}
+	for i, v := range applied {
+		if v != i+1 {
+			if v > len(all) {
+				return 0, fmt.Errorf("%w: %s records version %d; this build knows 1..%d", ErrUnknownVersion, table, v, len(all))
+			}
+			return 0, fmt.Errorf("%w: %s records versions %v, with a gap", ErrMissing, table, applied)
+		}
+	}
+	return len(applied), nil
 }
 
 func recordSQL(table string, m Migration, up bool) string {
@@ -167,8 +237,8 @@ func direction(up bool) string {
 	return "down"
 }
 
-func appliedVersions(ctx context.Context, db *sql.DB, table string) ([]int, error) {
-	rows, err := db.QueryContext(ctx, `SELECT version FROM `+table+` ORDER BY version`)
+func appliedVersions(ctx context.Context, q querier, table string) ([]int, error) {
+	rows, err := q.QueryContext(ctx, `SELECT version FROM `+table+` ORDER BY version`)
 	if err != nil {
 		return nil, fmt.Errorf("migrations: reading %s: %w", table, err)
 	}

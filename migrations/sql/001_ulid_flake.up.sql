@@ -41,24 +41,19 @@ DECLARE
 		- coalesce(nullif(current_setting('ulid_flake.epoch_ms', true), ''), '1704067200000')::bigint)::%I.ulid_flake_timestamp$ms$,
 		current_schema());
 BEGIN
+	-- The bodies are passed as quoted literals (%L), never dollar-quoted
+	-- around a schema name, so that no name can end them.
 	-- ulid_flake(): a stand-alone ID, for DEFAULT ulid_flake().
-	EXECUTE format($f$
-		CREATE FUNCTION %I.ulid_flake() RETURNS bigint
-		LANGUAGE sql VOLATILE PARALLEL SAFE AS $body$
-			SELECT greatest((%s::bigint << 20) | ((nextval(%L::regclass) + %s) & 1048575), 1)
-		$body$
-	$f$, schema, ms, seq, add);
+	EXECUTE format('CREATE FUNCTION %I.ulid_flake() RETURNS bigint LANGUAGE sql VOLATILE PARALLEL SAFE AS %L',
+		schema, format('SELECT greatest((%s::bigint << 20) | ((nextval(%L::regclass) + %s) & 1048575), 1)', ms, seq, add));
 
 	-- ulid_flake_scalable(sid): the scalable layout, 15 sequence bits then
 	-- the SID; the SID comes from the argument or, when it is
 	-- NULL, from the setting ulid_flake.sid.
-	EXECUTE format($f$
-		CREATE FUNCTION %I.ulid_flake_scalable(sid int DEFAULT NULL) RETURNS bigint
-		LANGUAGE sql VOLATILE PARALLEL SAFE AS $body$
-			SELECT greatest((%s::bigint << 20) | (((nextval(%L::regclass) + %s) & 32767) << 5)
-				| coalesce(sid, nullif(current_setting('ulid_flake.sid', true), '')::int)::%I.ulid_flake_sid, 1)
-		$body$
-	$f$, schema, ms, seq, add, schema);
+	EXECUTE format('CREATE FUNCTION %I.ulid_flake_scalable(sid int DEFAULT NULL) RETURNS bigint LANGUAGE sql VOLATILE PARALLEL SAFE AS %L',
+		schema, format('SELECT greatest((%s::bigint << 20) | (((nextval(%L::regclass) + %s) & 32767) << 5)
+				| coalesce(sid, nullif(current_setting(%L, true), %L)::int)::%I.ulid_flake_sid, 1)',
+			ms, seq, add, 'ulid_flake.sid', '', schema));
 END
 $install$;
 
