@@ -55,7 +55,7 @@ func ExampleNew() {
 }
 
 func ExampleWithGenerator() {
-	g, err := flake.NewGenerator(flake.WithSID(5)) // this instance's SID
+	g, err := ulidflake.NewGenerator(flake.WithSID(5)) // this instance's SID
 	if err != nil {
 		panic(err)
 	}

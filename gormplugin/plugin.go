@@ -70,10 +70,18 @@ import (
 	"github.com/ulidflake/ulidflake/sqltype"
 )
 
-// Source makes IDs: a *flake.Generator, or a *sidlease.Lease whose SID is
-// held in PostgreSQL.
+// Source makes IDs: a *ulidflake.Generator (ulidflake.NewGenerator with
+// flake options), or a *sidlease.Lease whose SID is held in PostgreSQL.
 type Source interface {
-	NewWait(ctx context.Context) (flake.ID, error)
+	NewWait(ctx context.Context) (sqltype.ID, error)
+}
+
+// defaultSource is a stand-alone generator with the default epoch.
+type defaultSource struct{ g *flake.Generator }
+
+func (d defaultSource) NewWait(ctx context.Context) (sqltype.ID, error) {
+	id, err := d.g.NewWait(ctx)
+	return sqltype.ID(id), err
 }
 
 // Plugin is a gorm.Plugin that fills ID fields on create.
@@ -86,8 +94,8 @@ type Plugin struct {
 // Option configures a [Plugin].
 type Option func(*Plugin)
 
-// WithGenerator sets where the IDs come from: a flake.Generator with the
-// layout, SID, epoch and entropy of its options, or a sidlease.Lease.
+// WithGenerator sets where the IDs come from: a ulidflake.Generator with
+// the layout, SID, epoch and entropy of its options, or a sidlease.Lease.
 // Default: a stand-alone generator with the default epoch.
 func WithGenerator(g Source) Option {
 	return func(p *Plugin) { p.gen = g }
@@ -115,7 +123,7 @@ func New(opts ...Option) *Plugin {
 	if p.gen == nil {
 		var g *flake.Generator
 		g, p.err = flake.NewGenerator()
-		p.gen = g
+		p.gen = defaultSource{g}
 	}
 	if p.fields == nil {
 		p.err = fmt.Errorf("gormplugin: WithFields(nil)")
@@ -375,19 +383,19 @@ func (p *Plugin) newValue(db *gorm.DB, f *schema.Field) (any, error) {
 			v.Elem().Set(reflect.New(t.Elem()))
 		}
 		e := reflect.Indirect(v.Elem())
-		e.Field(0).Set(reflect.ValueOf(sqltype.ID(id)))
+		e.Field(0).Set(reflect.ValueOf(id))
 		return v.Elem().Interface(), nil
 	}
 	switch f.FieldType {
 	case flakeIDType:
-		return id, nil
+		return flake.ID(id), nil
 	case reflect.PointerTo(flakeIDType):
-		return &id, nil
-	case reflect.PointerTo(idType):
-		v := sqltype.ID(id)
+		v := flake.ID(id)
 		return &v, nil
+	case reflect.PointerTo(idType):
+		return &id, nil
 	}
-	return sqltype.ID(id), nil
+	return id, nil
 }
 
 // fillMap adds a new ID under the field's name to a map that has neither

@@ -273,7 +273,7 @@ func TestGormOverflowWaits(t *testing.T) {
 	gormRun(t, true, func(t *testing.T, db *gorm.DB) {
 		// The scalable layout with entropy 2 fits about one ID per
 		// millisecond: 300 rows need waits, and none may fail or repeat.
-		g, err := flake.NewGenerator(flake.WithSID(3), flake.WithEntropy(2))
+		g, err := ulidflake.NewGenerator(flake.WithSID(3), flake.WithEntropy(2))
 		require.NoError(t, err)
 		tx, err := gorm.Open(db.Dialector, &gorm.Config{Logger: logger.Discard})
 		require.NoError(t, err)
@@ -290,7 +290,7 @@ func TestGormOverflowWaits(t *testing.T) {
 
 		// A clock that never moves: the wait ends with the statement's context.
 		at := time.Now()
-		stuck, err := flake.NewGenerator(flake.WithSID(3), flake.WithClock(func() time.Time { return at }))
+		stuck, err := ulidflake.NewGenerator(flake.WithSID(3), flake.WithClock(func() time.Time { return at }))
 		require.NoError(t, err)
 		tx2, err := gorm.Open(db.Dialector, &gorm.Config{Logger: logger.Discard})
 		require.NoError(t, err)

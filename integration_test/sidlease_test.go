@@ -8,33 +8,80 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ulidflake/ulidflake"
 	"github.com/ulidflake/ulidflake/flake"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 	"github.com/ulidflake/ulidflake/sidlease"
 )
 
-const testValidity = 2 * time.Second // the default
+// A short validity keeps the tests quick; the safety argument does not
+// depend on its length.
+const testValidity = time.Second
 
-// acquireAll takes n leases of ns at once.
-func acquireAll(t *testing.T, pool *pgxpool.Pool, ns string, n int) []*sidlease.Lease {
+// leasePaths runs fn on each way an instance reaches the server: directly,
+// and through PgBouncer in session and in transaction pooling mode (2
+// server connections: instances share them), with pgx in its default exec
+// mode.
+func leasePaths(t *testing.T, fn func(t *testing.T, db *pgtest.DB, pool *pgxpool.Pool)) {
 	t.Helper()
-	leases := make([]*sidlease.Lease, n)
-	runWorkers(t, n, func(i int) error {
-		l, err := sidlease.Acquire(context.Background(), pool, ns, sidlease.WithValidity(testValidity))
-		leases[i] = l
-		return err
-	})
-	t.Cleanup(func() {
-		for _, l := range leases {
-			if l != nil {
-				l.Close()
-			}
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		for _, path := range []string{"direct", "pgbouncer-session", "pgbouncer-transaction"} {
+			t.Run(path, func(t *testing.T) {
+				t.Parallel()
+				db := db.Server.NewDB(t) // a database of its own per path
+				u := db.URL
+				switch path {
+				case "pgbouncer-session":
+					u = db.Server.PgBouncer(t, db, "session", 40)
+				case "pgbouncer-transaction":
+					u = db.Server.PgBouncer(t, db, "transaction", 2)
+				}
+				cfg, err := pgxpool.ParseConfig(u)
+				require.NoError(t, err)
+				cfg.MaxConns = 40
+				pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+				require.NoError(t, err)
+				t.Cleanup(pool.Close)
+				fn(t, db, pool)
+			})
 		}
 	})
-	return leases
+}
+
+// acquireAll takes n leases of ns at once; it fails t unless want of them
+// succeed, and returns those.
+func acquireAll(t *testing.T, pool *pgxpool.Pool, ns string, n int) ([]*sidlease.Lease, []error) {
+	t.Helper()
+	leases := make([]*sidlease.Lease, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			leases[i], errs[i] = sidlease.Acquire(context.Background(), pool, ns, sidlease.WithValidity(testValidity))
+		})
+	}
+	wg.Wait()
+	var got []*sidlease.Lease
+	var failed []error
+	for i := range n {
+		if errs[i] != nil {
+			failed = append(failed, errs[i])
+		} else {
+			got = append(got, leases[i])
+		}
+	}
+	t.Cleanup(func() {
+		for _, l := range got {
+			l.Close()
+		}
+	})
+	return got, failed
 }
 
 func sids(leases []*sidlease.Lease) []int {
@@ -46,33 +93,33 @@ func sids(leases []*sidlease.Lease) []int {
 	return s
 }
 
-func TestSIDLease32HoldersAndClose(t *testing.T) {
+// 33 instances compete for 32 SIDs: 32 get distinct ones, the 33rd gets
+// ErrNoFreeSID; Close frees a SID at once.
+func TestSIDLease33Competing(t *testing.T) {
 	t.Parallel()
-	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
-		t.Parallel()
+	leasePaths(t, func(t *testing.T, db *pgtest.DB, pool *pgxpool.Pool) {
 		ctx := context.Background()
-		leases := acquireAll(t, db.Pool, "orders", 32)
+		leases, failed := acquireAll(t, pool, "orders", 33)
+		require.Len(t, leases, 32, "failures: %v", failed)
+		require.Len(t, failed, 1)
+		require.ErrorIs(t, failed[0], sidlease.ErrNoFreeSID)
+		require.ErrorContains(t, failed[0], `namespace "orders"`)
 		want := make([]int, 32)
 		for i := range want {
 			want[i] = i
 		}
 		require.Equal(t, want, sids(leases), "32 distinct SIDs")
 
-		_, err := sidlease.Acquire(ctx, db.Pool, "orders", sidlease.WithValidity(testValidity))
-		require.ErrorIs(t, err, sidlease.ErrNoFreeSID)
-		require.ErrorContains(t, err, `namespace "orders"`)
-
 		// Another namespace is independent.
-		other, err := sidlease.Acquire(ctx, db.Pool, "billing", sidlease.WithValidity(testValidity))
+		other, err := sidlease.Acquire(ctx, pool, "billing", sidlease.WithValidity(testValidity))
 		require.NoError(t, err)
 		defer other.Close()
 
-		// Close frees the SID at once: the 33rd holder gets exactly it.
 		freed := leases[7].SID()
 		require.NoError(t, leases[7].Close())
 		_, err = leases[7].New()
 		require.ErrorIs(t, err, sidlease.ErrClosed)
-		l, err := sidlease.Acquire(ctx, db.Pool, "orders", sidlease.WithValidity(testValidity))
+		l, err := sidlease.Acquire(ctx, pool, "orders", sidlease.WithValidity(testValidity))
 		require.NoError(t, err)
 		defer l.Close()
 		require.Equal(t, freed, l.SID())
@@ -82,68 +129,134 @@ func TestSIDLease32HoldersAndClose(t *testing.T) {
 	})
 }
 
-func TestSIDLeaseLostOnTerminate(t *testing.T) {
+// mintLog records, for one lease, the time before each call to New that
+// succeeded: the lease was valid at some moment after it.
+type mintLog struct {
+	mu   sync.Mutex
+	last time.Time
+	ids  []ulidflake.ID
+	err  error
+}
+
+// mintUntil mints from l until it fails with ErrLeaseLost or stop closes.
+func mintUntil(l *sidlease.Lease, stop <-chan struct{}) *mintLog {
+	m := &mintLog{}
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			before := time.Now()
+			id, err := l.New()
+			m.mu.Lock()
+			if err == nil {
+				m.last, m.ids = before, append(m.ids, id)
+			} else if !errors.Is(err, flake.ErrMonotonicOverflow) {
+				m.err = err
+				m.mu.Unlock()
+				return
+			}
+			m.mu.Unlock()
+		}
+	}()
+	return m
+}
+
+// A holder whose SID was taken over (its row expired: its heartbeats did
+// not arrive) stops minting at its next heartbeat, and never mints after
+// the new holder starts; the same holds when the holder's server sessions
+// are terminated, as a failover does to every session.
+func TestSIDLeaseTakeoverNeverOverlaps(t *testing.T) {
 	t.Parallel()
-	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
-		t.Parallel()
+	leasePaths(t, func(t *testing.T, db *pgtest.DB, pool *pgxpool.Pool) {
 		ctx := context.Background()
-		leases := acquireAll(t, db.Pool, "ns", 32)
-		victim := leases[0]
-		sid := victim.SID()
-		_, err := victim.New()
+		old, err := sidlease.Acquire(ctx, pool, "takeover", sidlease.WithValidity(testValidity))
 		require.NoError(t, err)
+		defer old.Close()
+		sid := old.SID()
+		stop := make(chan struct{})
+		defer close(stop)
+		oldLog := mintUntil(old, stop)
 
-		// End the victim's session, as a failover or an operator would.
-		var n int
-		require.NoError(t, db.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_locks
-			WHERE locktype = 'advisory' AND objsubid = 2 AND objid = $1
-			AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`, sid).Scan(&n))
-		require.Equal(t, 1, n)
-		killed := time.Now()
-
-		// Another process can take the freed SID at once (it then waits V).
-		taker, err := sidlease.Acquire(ctx, db.Pool, "ns", sidlease.WithValidity(testValidity))
+		// Every session of the server ends, and the holder's row expires
+		// while its heartbeats cannot arrive.
+		_, err = db.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid()`)
 		require.NoError(t, err)
+		_, err = db.Exec(ctx, `UPDATE ulid_flake_sid_leases SET expires_at = 'infinity', token = token + 1
+			WHERE namespace = 'takeover' AND sid <> $1`, sid) // the others are held, so that the taker gets sid
+		require.NoError(t, err)
+		// The taker is another instance, with a pool of its own.
+		other, err := pgxpool.New(ctx, pool.Config().ConnString())
+		require.NoError(t, err)
+		defer other.Close()
+		var taker *sidlease.Lease
+		for try := 0; taker == nil; try++ {
+			// The old holder may renew between the two statements: expire
+			// it again until the claim wins.
+			_, err = db.Exec(ctx, `UPDATE ulid_flake_sid_leases SET expires_at = '-infinity' WHERE namespace = 'takeover' AND sid = $1`, sid)
+			require.NoError(t, err)
+			taker, err = sidlease.Acquire(ctx, other, "takeover", sidlease.WithValidity(testValidity))
+			if errors.Is(err, sidlease.ErrNoFreeSID) && try < 100 {
+				continue
+			}
+			require.NoError(t, err)
+		}
 		defer taker.Close()
 		require.Equal(t, sid, taker.SID())
-		takerStart := time.Now()
+		first, err := taker.New()
+		require.NoError(t, err)
+		takerMinted := time.Now()
 
-		// The victim stops minting within V of the kill, and before the taker starts.
-		var lastMint time.Time
+		// The old holder finds out: its heartbeat updates no row.
+		deadline := time.Now().Add(30 * time.Second)
 		for {
-			_, err := victim.New()
-			if err != nil {
-				require.ErrorIs(t, err, sidlease.ErrLeaseLost)
+			oldLog.mu.Lock()
+			done := oldLog.err != nil
+			oldLog.mu.Unlock()
+			if done || time.Now().After(deadline) {
 				break
 			}
-			lastMint = time.Now()
-			require.Less(t, time.Since(killed), testValidity+50*time.Millisecond, "still minting long after the kill")
+			time.Sleep(10 * time.Millisecond)
 		}
-		require.True(t, lastMint.Before(takerStart), "the victim minted at %s, after the taker started at %s", lastMint, takerStart)
-		if !lastMint.IsZero() {
-			t.Logf("the victim minted until %s after the kill", lastMint.Sub(killed))
+		oldLog.mu.Lock()
+		defer oldLog.mu.Unlock()
+		require.ErrorIs(t, oldLog.err, sidlease.ErrLeaseLost, "the old holder did not stop")
+		require.True(t, oldLog.last.Before(takerMinted), "the old holder minted at %s, after the taker at %s", oldLog.last, takerMinted)
+		require.NotContains(t, oldLog.ids, first)
+		for _, id := range oldLog.ids {
+			require.Equal(t, sid, id.SID())
 		}
-
-		// The victim keeps trying: all SIDs are held, so it stays lost, and
-		// says so; it mints nothing.
-		time.Sleep(2 * testValidity)
-		_, err = victim.New()
-		require.ErrorIs(t, err, sidlease.ErrLeaseLost)
 	})
 }
 
+// 1M IDs from 32 holders at once: none repeats.
 func TestSIDLeaseNoDuplicates(t *testing.T) {
 	t.Parallel()
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		t.Parallel()
 		ctx := context.Background()
-		leases := acquireAll(t, db.Pool, "gen", 32)
+		u := db.URL
+		if db.Server.Major == pgtest.DefaultVersions[len(pgtest.DefaultVersions)-1] {
+			u = db.Server.PgBouncer(t, db, "transaction", 2) // the newest server, through a transaction pooler
+		}
+		pool, err := pgxpool.New(ctx, u)
+		require.NoError(t, err)
+		defer pool.Close()
+		leases, failed := acquireAll(t, pool, "gen", 32)
+		require.Empty(t, failed)
 		const each = 31_250 // 1e6 in all
-		out := make([][]flake.ID, 32)
+		out := make([][]ulidflake.ID, 32)
 		runWorkers(t, 32, func(i int) error {
-			ids := make([]flake.ID, 0, each)
-			for range each {
+			ids := make([]ulidflake.ID, 0, each)
+			for len(ids) < each {
 				id, err := leases[i].NewWait(ctx)
+				if errors.Is(err, sidlease.ErrLeaseLost) {
+					time.Sleep(time.Millisecond) // a slow heartbeat on a busy machine: wait for the next
+					continue
+				}
 				if err != nil {
 					return err
 				}
@@ -152,7 +265,7 @@ func TestSIDLeaseNoDuplicates(t *testing.T) {
 			out[i] = ids
 			return nil
 		})
-		var all []flake.ID
+		var all []ulidflake.ID
 		for i, ids := range out {
 			for _, id := range ids {
 				require.Equal(t, leases[i].SID(), id.SID())
@@ -165,28 +278,27 @@ func TestSIDLeaseNoDuplicates(t *testing.T) {
 	})
 }
 
+// A server restart ends every session; the leases keep their SIDs or take
+// others, and mint again.
 func TestSIDLeaseSurvivesServerRestart(t *testing.T) {
 	t.Parallel()
 	srv := pgtest.NewContainer(t)
 	db := srv.NewDB(t)
 	ctx := context.Background()
-	leases := acquireAll(t, db.Pool, "restart", 4)
+	leases, failed := acquireAll(t, db.Pool, "restart", 4)
+	require.Empty(t, failed)
 	for _, l := range leases {
 		_, err := l.New()
 		require.NoError(t, err)
 	}
 	require.NoError(t, srv.Restart(ctx))
 
-	// Every holder notices, then takes a SID again and mints.
-	deadline := time.Now().Add(30 * time.Second)
-	var mu sync.Mutex
+	deadline := time.Now().Add(60 * time.Second)
 	recovered := map[int]bool{}
 	for time.Now().Before(deadline) && len(recovered) < len(leases) {
 		for i, l := range leases {
 			if _, err := l.New(); err == nil {
-				mu.Lock()
 				recovered[i] = true
-				mu.Unlock()
 			} else if !errors.Is(err, sidlease.ErrLeaseLost) {
 				t.Fatalf("lease %d: %v", i, err)
 			}
@@ -195,4 +307,46 @@ func TestSIDLeaseSurvivesServerRestart(t *testing.T) {
 	}
 	require.Len(t, recovered, len(leases), "holders that recovered after the restart")
 	require.Len(t, slices.Compact(sids(leases)), len(leases), "distinct SIDs after the restart")
+}
+
+// database/sql: AcquireDB through pgx's stdlib and PgBouncer in
+// transaction mode, with the simple protocol as the docs say; the lease
+// table in a schema of its own with a hostile name.
+func TestSIDLeaseDatabaseSQL(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		_, err := db.Exec(ctx, `CREATE SCHEMA "lease$$ 'room'"`)
+		require.NoError(t, err)
+		cfg, err := pgx.ParseConfig(db.Server.PgBouncer(t, db, "transaction", 2) + "&default_query_exec_mode=simple_protocol")
+		require.NoError(t, err)
+		sdb := stdlib.OpenDB(*cfg)
+		defer sdb.Close()
+		var leases []*sidlease.Lease
+		var mu sync.Mutex
+		runWorkers(t, 8, func(int) error {
+			l, err := sidlease.AcquireDB(ctx, sdb, "sql", sidlease.WithValidity(testValidity), sidlease.WithTable("lease$$ 'room'", "leases"))
+			if err == nil {
+				mu.Lock()
+				leases = append(leases, l)
+				mu.Unlock()
+			}
+			return err
+		})
+		defer func() {
+			for _, l := range leases {
+				l.Close()
+			}
+		}()
+		require.Len(t, slices.Compact(sids(leases)), 8)
+		for _, l := range leases {
+			id, err := l.NewWait(ctx)
+			require.NoError(t, err)
+			require.Equal(t, l.SID(), id.SID())
+		}
+		var held int
+		require.NoError(t, db.QueryRow(ctx, `SELECT count(*) FROM "lease$$ 'room'".leases WHERE expires_at > now()`).Scan(&held))
+		require.Equal(t, 8, held)
+	})
 }

@@ -2,90 +2,116 @@
 // scalable Ulid-Flake layout, held in the PostgreSQL the application already
 // uses, so that IDs from different instances never collide.
 //
-//	lease, err := sidlease.Acquire(ctx, pool, "orders-service")
+//	lease, err := sidlease.Acquire(ctx, pool, "orders-service") // or AcquireDB(ctx, db, ...)
 //	defer lease.Close()
 //	id, err := lease.NewWait(ctx) // scalable layout, SID lease.SID()
 //
 // # How it holds a SID
 //
-// Acquire opens one dedicated connection (from the pool's configuration, not
-// from the pool) and takes a session-level advisory lock,
-// pg_try_advisory_lock(namespace key, SID), on the first free SID. The server
-// releases the lock the moment that session ends: a crash, a
-// pg_terminate_backend, a lost network or a server restart frees the SID
-// without waiting for anything to expire.
+// A lease is a row of a lease table (default ulid_flake_sid_leases, created
+// by the first Acquire): one row per namespace and SID, with the holder's
+// fencing token and an expiry in the server's clock. Every statement is a
+// single autocommit statement in the simple protocol, so the lease works on a
+// direct connection, through PgBouncer in session or transaction pooling
+// mode, through other poolers, and across a failover. It uses the pool you
+// give it: no connection of its own, no session state.
 //
-// We chose advisory locks over a lease table with heartbeats for that: a
-// table needs its rows to expire before another instance can take a SID,
-// and its expiry must be tuned against the longest pause of a live holder;
-// a lock is as long-lived as its session, and needs no clean-up.
+//   - Acquire claims a SID whose row has expired (or was released), in one
+//     UPDATE ... FOR UPDATE SKIP LOCKED, which bumps the row's token and sets
+//     its expiry to the server's now() + V (V is the validity, default 2s).
+//     It then waits V before it mints.
+//   - Every V/4 a heartbeat renews the expiry with UPDATE ... WHERE token =
+//     the holder's token. One row updated proves, in that round trip, that
+//     nobody took the SID since: taking it bumps the token. Zero rows means
+//     it was taken: minting stops at once.
+//   - A holder mints only until V after it sent its last heartbeat that
+//     succeeded, on its own monotonic clock. A heartbeat that fails or hangs
+//     stops nothing early, but nothing renews the validity either.
 //
-// A lock alone does not stop the old holder from minting after its session
-// died and before it notices. Two rules close that gap, with V the lease's
-// validity (default 2s):
+// # Why two holders never mint with one SID
 //
-//   - A holder mints only until V after the send time of its last
-//     heartbeat that succeeded. A heartbeat is a round trip on the
-//     dedicated connection every V/4; a slow one stops minting when V runs
-//     out, one that fails ends the lease at once.
-//     The lock was held when a successful heartbeat reached the server, so a
-//     holder never mints later than V after its lock was released.
-//   - A new holder waits V after taking a lock before it mints (Acquire
-//     returns only then). So it starts after any earlier holder of that SID
-//     has stopped.
-//
-// Past its validity, New and NewWait return [ErrLeaseLost] and the lease
-// tries, in the background, to take a SID again (perhaps another one),
-// waiting V once more before it mints. Close releases the lock at once.
+// Let S be the send time of the old holder's last successful renewal. The
+// server ran it at some time E0 >= S and set the expiry to E0 + V, so a new
+// holder can take the SID only at T >= E0 + V >= S + V, when the old holder,
+// which stops at S + V, has stopped. The new holder also waits V after T
+// before minting: that covers the case the expiry cannot, a failover to a
+// replica that lost the last renewals (the row there shows an earlier
+// expiry). The old holder's last renewal was sent before the old primary
+// went away, at S < F; the new primary took the claim at T >= F; the new
+// holder mints from T + V > S + V. A renewal reaching the new primary with a
+// token it does not have (a claim that was lost with the old primary) updates
+// no row, and that holder stops. The argument assumes that the clocks of the
+// holders and the server run at the same rate (not that they agree): a
+// drift of d per second costs d*V of margin, which the wait of V covers many
+// times over.
 //
 // # What it costs
 //
-// One extra connection per instance (not counted against the pool), one
-// round trip per heartbeat (4 per V; 2 a second with the default), up to 32
-// round trips to acquire, and V of waiting in Acquire. A lost lease is
-// detected within V (in practice at the next heartbeat, V/4). Capacity: the
-// scalable layout has 15 random bits, about 128 IDs per millisecond per
-// instance with entropy 1 (see BENCHMARKS.md), 32 instances per namespace.
+// Two statements per heartbeat interval per instance (one UPDATE every V/4:
+// 2 a second with the default), a few statements and V of waiting in
+// Acquire, and a lost lease is detected at the next heartbeat (V/4) and
+// stops minting within V. A crashed holder's SID is free again V after its
+// last renewal. Capacity: the scalable layout has 15 random bits, at least
+// 64 IDs per millisecond per instance (flake.MinBurstScalable), 32 instances
+// per namespace; past 32, use another namespace per group of instances (with
+// tables whose IDs cannot meet), or stand-alone IDs.
+//
+// # What an operator sees
+//
+// The lease table shows who holds what (holder: host, pid and program;
+// expires_at; token). Acquire returns [ErrNoFreeSID] naming the namespace
+// when 32 rows are live; New and NewWait return [ErrLeaseLost] while the
+// lease cannot be proven held, and the lease takes a SID again by itself. A
+// role without the right to create the table gets an error that says which
+// statement to run once.
 package sidlease
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/sqltype"
 )
 
 // Errors.
 var (
 	// ErrNoFreeSID: all 32 SIDs of the namespace are held.
 	ErrNoFreeSID = errors.New("sidlease: no free SID")
-	// ErrLeaseLost: the lease can no longer be proven held (connection
-	// lost, server restart, missed heartbeat) or was closed; the lease is
-	// trying to take a SID again.
+	// ErrLeaseLost: the lease can no longer be proven held (taken over
+	// after it expired, or no heartbeat succeeded within the validity);
+	// the lease is trying to take a SID again.
 	ErrLeaseLost = errors.New("sidlease: SID lease lost")
 	// ErrClosed: the lease was closed.
 	ErrClosed = errors.New("sidlease: lease closed")
 )
 
-// Option configures [Acquire].
+// DefaultTable is the lease table, in the first schema of search_path
+// unless [WithTable] names another.
+const DefaultTable = "ulid_flake_sid_leases"
+
+// Option configures [Acquire] and [AcquireDB].
 type Option func(*options)
 
 type options struct {
 	validity time.Duration
 	genOpts  []flake.Option
+	table    pgx.Identifier
 }
 
 // WithValidity sets V (default 2s): how long a holder may mint after its
-// last successful heartbeat, how long a new holder waits before minting, and
-// so the bound on detecting a lost lease. Heartbeats run every V/4.
+// last successful heartbeat, how long a new holder waits before minting,
+// and how long a crashed holder's SID stays taken. Heartbeats run every V/4.
 func WithValidity(v time.Duration) Option { return func(o *options) { o.validity = v } }
 
 // WithGeneratorOptions passes options (epoch, entropy) to the generator;
@@ -94,17 +120,53 @@ func WithGeneratorOptions(opts ...flake.Option) Option {
 	return func(o *options) { o.genOpts = opts }
 }
 
+// WithTable names the lease table, schema-qualified or not:
+// WithTable("ids", "sid_leases"). Any name works; it is quoted.
+func WithTable(name ...string) Option { return func(o *options) { o.table = pgx.Identifier(name) } }
+
+// db runs single statements, in the simple protocol where it can choose.
+type db interface {
+	queryRow(ctx context.Context, q string, args ...any) interface{ Scan(...any) error }
+	exec(ctx context.Context, q string, args ...any) (int64, error)
+}
+
+type poolDB struct{ p *pgxpool.Pool }
+
+func (d poolDB) queryRow(ctx context.Context, q string, args ...any) interface{ Scan(...any) error } {
+	return d.p.QueryRow(ctx, q, append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
+}
+
+func (d poolDB) exec(ctx context.Context, q string, args ...any) (int64, error) {
+	tag, err := d.p.Exec(ctx, q, append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
+	return tag.RowsAffected(), err
+}
+
+type sqlDB struct{ d *sql.DB }
+
+func (d sqlDB) queryRow(ctx context.Context, q string, args ...any) interface{ Scan(...any) error } {
+	return d.d.QueryRowContext(ctx, q, args...)
+}
+
+func (d sqlDB) exec(ctx context.Context, q string, args ...any) (int64, error) {
+	res, err := d.d.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // Lease is a SID held in PostgreSQL and the generator that uses it. It is
 // safe for concurrent use.
 type Lease struct {
 	namespace string
-	key       int32 // advisory lock key of the namespace
-	cfg       *pgx.ConnConfig
+	holder    string
+	db        db
 	opts      options
+	table     string // quoted
 
 	mu         sync.Mutex
-	conn       *pgx.Conn
 	sid        int
+	token      int64
 	gen        *flake.Generator
 	validUntil time.Time // monotonic; zero when not held
 	closed     bool
@@ -113,163 +175,203 @@ type Lease struct {
 	done chan struct{}
 }
 
-// Acquire takes a free SID of namespace, waits out the validity V (see the
-// package documentation), and returns the lease. It returns [ErrNoFreeSID],
-// naming the namespace, when all 32 are held. The pool gives the connection
-// settings; the lease's connection is its own.
+// Acquire takes a free SID of namespace through pool, waits out the
+// validity V (see the package documentation), and returns the lease. It
+// returns [ErrNoFreeSID], naming the namespace, when all 32 are held. The
+// lease runs its statements on the pool, in the simple protocol, so any
+// pooler in front of the server works.
 func Acquire(ctx context.Context, pool *pgxpool.Pool, namespace string, opts ...Option) (*Lease, error) {
-	o := options{validity: 2 * time.Second}
+	return acquire(ctx, poolDB{pool}, namespace, opts)
+}
+
+// AcquireDB is [Acquire] for database/sql. Behind a transaction pooler,
+// open db so that it prepares no named statements (pgx/v5/stdlib:
+// default_query_exec_mode=simple_protocol in the DSN; lib/pq prepares
+// unnamed ones and works as it is).
+func AcquireDB(ctx context.Context, db *sql.DB, namespace string, opts ...Option) (*Lease, error) {
+	return acquire(ctx, sqlDB{db}, namespace, opts)
+}
+
+func acquire(ctx context.Context, d db, namespace string, opts []Option) (*Lease, error) {
+	o := options{validity: 2 * time.Second, table: pgx.Identifier{DefaultTable}}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	if o.validity < 4*time.Millisecond {
-		return nil, fmt.Errorf("sidlease: validity %s is too short", o.validity)
+		return nil, fmt.Errorf("sidlease: validity %s is too short (at least 4ms)", o.validity)
 	}
-	h := fnv.New32a()
-	h.Write([]byte("ulidflake:" + namespace))
+	if len(o.table) == 0 || len(o.table) > 2 {
+		return nil, fmt.Errorf("sidlease: table name %q: want [schema,] table", []string(o.table))
+	}
+	host, _ := os.Hostname()
+	exe, _ := os.Executable()
 	l := &Lease{
 		namespace: namespace,
-		key:       int32(h.Sum32()),
-		cfg:       pool.Config().ConnConfig.Copy(),
+		holder:    fmt.Sprintf("%s pid %d %s", host, os.Getpid(), filepath.Base(exe)),
+		db:        d,
 		opts:      o,
+		table:     o.table.Sanitize(),
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 	}
-	if err := l.take(ctx, -1); err != nil {
+	if err := l.setup(ctx); err != nil {
+		return nil, err
+	}
+	if err := l.take(ctx); err != nil {
 		return nil, err
 	}
 	go l.run()
 	return l, nil
 }
 
-// take connects, locks a free SID (prefer first, if it is in range) and
-// waits V before making the lease valid.
-func (l *Lease) take(ctx context.Context, prefer int) error {
-	cfg := l.cfg.Copy()
-	cfg.RuntimeParams["application_name"] = "ulidflake-sidlease " + l.namespace
-	conn, err := pgx.ConnectConfig(ctx, cfg)
+// setup creates the table if it is missing and the namespace's 32 rows.
+// Both statements are idempotent and safe to run from many instances at
+// once.
+func (l *Lease) setup(ctx context.Context) error {
+	ddl := `CREATE TABLE IF NOT EXISTS ` + l.table + ` (
+	namespace  text        NOT NULL,
+	sid        int         NOT NULL CHECK (sid BETWEEN 0 AND 31),
+	token      bigint      NOT NULL DEFAULT 0,
+	holder     text,
+	acquired_at timestamptz,
+	expires_at timestamptz NOT NULL DEFAULT '-infinity',
+	PRIMARY KEY (namespace, sid))`
+	var exists bool
+	if err := l.db.queryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, l.table).Scan(&exists); err != nil {
+		return l.wrap("looking for the lease table", err)
+	}
+	if !exists {
+		// Serialised, in one implicit transaction: CREATE TABLE IF NOT
+		// EXISTS alone races with itself.
+		q := `SELECT pg_advisory_xact_lock(7373474917); ` + ddl
+		if _, err := l.db.exec(ctx, q); err != nil {
+			return l.wrap(fmt.Sprintf("creating the lease table (a role that may not create it needs it created once:\n%s)", ddl), err)
+		}
+	}
+	if _, err := l.db.exec(ctx, `INSERT INTO `+l.table+` (namespace, sid) SELECT $1, g FROM generate_series(0, 31) g
+		ON CONFLICT (namespace, sid) DO NOTHING`, l.namespace); err != nil {
+		return l.wrap("adding the namespace's rows", err)
+	}
+	return nil
+}
+
+// take claims a free SID, waits V and proves it still holds it before it
+// makes the lease valid.
+func (l *Lease) take(ctx context.Context) error {
+	var sid int
+	var token int64
+	err := l.db.queryRow(ctx, `UPDATE `+l.table+` t
+		SET token = t.token + 1, holder = $2, acquired_at = now(), expires_at = now() + $3 * interval '1 microsecond'
+		FROM (SELECT sid FROM `+l.table+` WHERE namespace = $1 AND expires_at < now()
+			ORDER BY random() LIMIT 1 FOR UPDATE SKIP LOCKED) free
+		WHERE t.namespace = $1 AND t.sid = free.sid
+		RETURNING t.sid, t.token`, l.namespace, l.holder, l.opts.validity.Microseconds()).Scan(&sid, &token)
+	if errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("%w in namespace %q: all %d are held (see %s)", ErrNoFreeSID, l.namespace, flake.MaxSID+1, l.table)
+	}
 	if err != nil {
-		return fmt.Errorf("sidlease: connecting: %w", err)
-	}
-	start := prefer
-	if start < 0 {
-		start = rand.IntN(flake.MaxSID + 1)
-	}
-	sid := -1
-	for i := range flake.MaxSID + 1 {
-		try := (start + i) % (flake.MaxSID + 1)
-		var ok bool
-		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1::int4, $2::int4)`, l.key, try).Scan(&ok); err != nil {
-			conn.Close(context.Background())
-			return fmt.Errorf("sidlease: locking a SID: %w", err)
-		}
-		if ok {
-			sid = try
-			break
-		}
-	}
-	if sid < 0 {
-		conn.Close(context.Background())
-		return fmt.Errorf("%w in namespace %q: all %d are held", ErrNoFreeSID, l.namespace, flake.MaxSID+1)
+		return l.wrap("claiming a SID", err)
 	}
 	gen, err := flake.NewGenerator(append(append([]flake.Option{}, l.opts.genOpts...), flake.WithSID(sid))...)
 	if err != nil {
-		conn.Close(context.Background())
 		return err
 	}
-	// Wait V: an earlier holder of this SID whose session just died may mint
-	// until V after its last heartbeat, which was before we got the lock.
+	// Wait V: see the package documentation.
 	t := time.NewTimer(l.opts.validity)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-		conn.Close(context.Background())
+		l.release(sid, token)
 		return ctx.Err()
 	case <-t.C:
 	}
-	// Prove the lock is still ours before minting.
-	sent := time.Now()
-	if err := heartbeat(ctx, conn, 4*l.opts.validity); err != nil {
-		conn.Close(context.Background())
-		return fmt.Errorf("sidlease: connection lost while acquiring: %w", err)
+	l.mu.Lock()
+	l.sid, l.token, l.gen = sid, token, gen
+	l.mu.Unlock()
+	ok, err := l.renew(ctx)
+	if err != nil || !ok {
+		return errors.Join(fmt.Errorf("%w while acquiring SID %d of namespace %q", ErrLeaseLost, sid, l.namespace), err)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		conn.Close(context.Background())
+		go l.release(sid, token)
 		return ErrClosed
 	}
-	l.conn, l.sid, l.gen, l.validUntil = conn, sid, gen, sent.Add(l.opts.validity)
 	return nil
 }
 
-// heartbeat is one round trip on the lease's own connection. Its timeout
-// only bounds how long a hung connection goes unnoticed: minting stops V
-// after the last successful heartbeat was sent, however long this one takes.
-func heartbeat(ctx context.Context, conn *pgx.Conn, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+// renew proves that the lease's token still holds its SID and extends the
+// expiry. It reports false when the SID was taken by someone else.
+func (l *Lease) renew(ctx context.Context) (bool, error) {
+	l.mu.Lock()
+	sid, token := l.sid, l.token
+	l.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, 4*l.opts.validity)
 	defer cancel()
-	_, err := conn.Exec(ctx, `SELECT 1`)
+	sent := time.Now()
+	n, err := l.db.exec(ctx, `UPDATE `+l.table+` SET expires_at = now() + $4 * interval '1 microsecond'
+		WHERE namespace = $1 AND sid = $2 AND token = $3`, l.namespace, sid, token, l.opts.validity.Microseconds())
+	if err != nil {
+		return false, l.wrap("heartbeat", err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.token != token {
+		return false, nil
+	}
+	if n != 1 {
+		l.validUntil = time.Time{}
+		return false, nil
+	}
+	l.validUntil = sent.Add(l.opts.validity)
+	return true, nil
+}
+
+// release frees a SID at once, if the token still holds it.
+func (l *Lease) release(sid int, token int64) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := l.db.exec(ctx, `UPDATE `+l.table+` SET expires_at = '-infinity', holder = NULL
+		WHERE namespace = $1 AND sid = $2 AND token = $3`, l.namespace, sid, token)
 	return err
 }
 
-// run keeps the lease: heartbeats every V/4, and takes a SID again when it
-// is lost.
+// run keeps the lease: a heartbeat every V/4, and a new claim when the SID
+// was taken or the validity ran out.
 func (l *Lease) run() {
 	defer close(l.done)
 	tick := time.NewTicker(l.opts.validity / 4)
 	defer tick.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-l.stop
+		cancel()
+	}()
 	for {
 		select {
 		case <-l.stop:
 			return
 		case <-tick.C:
 		}
-		l.mu.Lock()
-		conn := l.conn
-		l.mu.Unlock()
-		if conn != nil {
-			sent := time.Now()
-			if err := heartbeat(context.Background(), conn, 4*l.opts.validity); err == nil {
-				l.mu.Lock()
-				if l.conn == conn {
-					l.validUntil = sent.Add(l.opts.validity)
-				}
-				l.mu.Unlock()
-				continue
-			}
-			// Lost: stop minting now, drop the connection.
-			l.mu.Lock()
-			l.conn, l.validUntil = nil, time.Time{}
-			l.mu.Unlock()
-			conn.Close(context.Background())
-			// Give other instances a chance at the freed SID before trying again.
-			if !l.sleep(l.opts.validity) {
-				return
-			}
+		ok, err := l.renew(ctx)
+		if ok {
+			continue
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		go func() {
-			select {
-			case <-l.stop:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-		_ = l.take(ctx, -1) // on failure, try again at the next tick
-		cancel()
-	}
-}
-
-// sleep waits d, or returns false when the lease is closed.
-func (l *Lease) sleep(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-l.stop:
-		return false
-	case <-t.C:
-		return true
+		l.mu.Lock()
+		expired := !time.Now().Before(l.validUntil)
+		l.mu.Unlock()
+		if err != nil && !expired {
+			continue // not proven lost: minting goes on until the validity runs out
+		}
+		// Taken, or not renewed within V: stop minting and claim again.
+		l.mu.Lock()
+		l.validUntil = time.Time{}
+		l.mu.Unlock()
+		if err := l.take(ctx); err != nil && ctx.Err() != nil {
+			return
+		}
 	}
 }
 
@@ -290,7 +392,7 @@ func (l *Lease) generator() (*flake.Generator, error) {
 	if l.closed {
 		return nil, ErrClosed
 	}
-	if l.conn == nil || !time.Now().Before(l.validUntil) {
+	if !time.Now().Before(l.validUntil) {
 		return nil, fmt.Errorf("%w: SID %d of namespace %q", ErrLeaseLost, l.sid, l.namespace)
 	}
 	return l.gen, nil
@@ -299,17 +401,18 @@ func (l *Lease) generator() (*flake.Generator, error) {
 // New returns the next ID, scalable with the leased SID. It returns
 // [ErrLeaseLost] when the lease cannot be proven held, and
 // flake.ErrMonotonicOverflow as flake.Generator.New does.
-func (l *Lease) New() (flake.ID, error) {
+func (l *Lease) New() (sqltype.ID, error) {
 	g, err := l.generator()
 	if err != nil {
 		return 0, err
 	}
-	return g.New()
+	id, err := g.New()
+	return sqltype.ID(id), err
 }
 
 // NewWait is like New but waits out a used-up millisecond. It does not wait
 // for a lost lease: it returns [ErrLeaseLost].
-func (l *Lease) NewWait(ctx context.Context) (flake.ID, error) {
+func (l *Lease) NewWait(ctx context.Context) (sqltype.ID, error) {
 	for {
 		g, err := l.generator()
 		if err != nil {
@@ -317,7 +420,7 @@ func (l *Lease) NewWait(ctx context.Context) (flake.ID, error) {
 		}
 		id, err := g.New()
 		if !errors.Is(err, flake.ErrMonotonicOverflow) {
-			return id, err
+			return sqltype.ID(id), err
 		}
 		t := time.NewTimer(time.Millisecond - time.Duration(time.Now().Nanosecond()%1e6))
 		select {
@@ -329,7 +432,7 @@ func (l *Lease) NewWait(ctx context.Context) (flake.ID, error) {
 	}
 }
 
-// Close stops minting, releases the SID at once and closes the connection.
+// Close stops minting and releases the SID at once.
 func (l *Lease) Close() error {
 	l.mu.Lock()
 	if l.closed {
@@ -337,16 +440,21 @@ func (l *Lease) Close() error {
 		return nil
 	}
 	l.closed = true
-	conn, sid := l.conn, l.sid
-	l.conn, l.validUntil = nil, time.Time{}
+	sid, token := l.sid, l.token
+	l.validUntil = time.Time{}
 	l.mu.Unlock()
 	close(l.stop)
 	<-l.done
-	if conn == nil {
-		return nil
+	return l.release(sid, token)
+}
+
+// wrap names what failed, and the cause when it is a transaction pooler.
+func (l *Lease) wrap(what string, err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && (pgErr.Code == "42P05" || pgErr.Code == "26000") {
+		return fmt.Errorf("sidlease: %s: %w\n\tA transaction pooler (PgBouncer pool_mode=transaction, say) is between the "+
+			"client and the server and the driver prepares named statements: open the *sql.DB with "+
+			"default_query_exec_mode=simple_protocol (pgx stdlib) or use sidlease.Acquire with a *pgxpool.Pool", what, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1::int4, $2::int4)`, l.key, sid)
-	return errors.Join(err, conn.Close(ctx))
+	return fmt.Errorf("sidlease: namespace %q: %s: %w", l.namespace, what, err)
 }

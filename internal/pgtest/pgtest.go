@@ -404,12 +404,22 @@ func loopbackHost() bool {
 // publishOn binds the container's port 5432 on the loopback only (or on
 // every interface), on hostPort or, when it is "", a free port.
 func publishOn(loopback bool, hostPort string) testcontainers.CustomizeRequestOption {
+	return publish(loopback, "5432/tcp", hostPort)
+}
+
+// publishPort publishes a container port on a free host port, on the
+// loopback only when loopback is true.
+func publishPort(loopback bool, port string) testcontainers.CustomizeRequestOption {
+	return publish(loopback, port, "")
+}
+
+func publish(loopback bool, port, hostPort string) testcontainers.CustomizeRequestOption {
 	return testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
 		b := network.PortBinding{HostPort: hostPort}
 		if loopback {
 			b.HostIP = netip.MustParseAddr("127.0.0.1")
 		}
-		hc.PortBindings = network.PortMap{network.MustParsePort("5432/tcp"): {b}}
+		hc.PortBindings = network.PortMap{network.MustParsePort(port): {b}}
 	})
 }
 
