@@ -47,7 +47,7 @@ func cmdMigrations(args []string, stdout io.Writer) error {
 // bigserial or identity column to DEFAULT ulid_flake().
 func cmdConvert(args []string, stdout io.Writer) error {
 	fs := newFlagSet("convert")
-	url := fs.String("database-url", os.Getenv("DATABASE_URL"), "PostgreSQL URL (default $DATABASE_URL)")
+	url := fs.String("database-url", "", "PostgreSQL URL (default $DATABASE_URL)")
 	table := fs.String("table", "", "the table (schema-qualified if needed)")
 	column := fs.String("column", "id", "the key column")
 	apply := fs.Bool("apply", false, "run the conversion instead of printing it")
@@ -55,6 +55,9 @@ func cmdConvert(args []string, stdout io.Writer) error {
 	lock := fs.Duration("lock-timeout", 5*time.Second, "how long to wait for locks")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *url == "" {
+		*url = os.Getenv("DATABASE_URL")
 	}
 	if *url == "" || *table == "" || fs.NArg() > 0 {
 		return fmt.Errorf("%w: convert needs -table and -database-url (or DATABASE_URL)", errUsage)
@@ -70,9 +73,12 @@ func cmdConvert(args []string, stdout io.Writer) error {
 		return err
 	}
 	if !*apply {
-		if *down {
+		switch {
+		case *down:
 			_, err = io.WriteString(stdout, conv.Down)
-		} else {
+		case conv.Up == "":
+			_, err = fmt.Fprintf(stdout, "-- the column is converted already; -down prints the way back\n")
+		default:
 			_, err = io.WriteString(stdout, conv.Up)
 		}
 		return err
@@ -80,6 +86,10 @@ func cmdConvert(args []string, stdout io.Writer) error {
 	if err := conv.Apply(ctx, db, !*down); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "converted %s.%s\n", *table, *column)
+	if *down {
+		fmt.Fprintf(stdout, "converted %q.%q back to a sequence\n", *table, *column)
+	} else {
+		fmt.Fprintf(stdout, "converted %q.%q\n", *table, *column)
+	}
 	return nil
 }

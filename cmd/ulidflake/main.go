@@ -40,6 +40,13 @@ const usage = `usage:
 // errUsage marks errors in how the command was called: exit status 2.
 var errUsage = errors.New("usage")
 
+// helpShown is returned by parseFlags after -h printed a command's flags:
+// exit status 0.
+var helpShown = errors.New("help shown")
+
+// helpOut is where -h prints a command's flags.
+var helpOut io.Writer = os.Stdout
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
@@ -68,7 +75,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	default:
 		err = fmt.Errorf("%w: unknown command %q", errUsage, args[0])
 	}
-	if err == nil {
+	if err == nil || errors.Is(err, helpShown) {
 		return 0
 	}
 	fmt.Fprintf(stderr, "ulidflake: %v\n", err)
@@ -100,8 +107,16 @@ func newFlagSet(name string) *flag.FlagSet {
 }
 
 // parseFlags parses args and wraps a flag error as a usage error.
+// On -h it prints the command's flags, each with its help, and returns
+// helpShown.
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(helpOut, "usage of ulidflake %s:\n", fs.Name())
+			fs.SetOutput(helpOut)
+			fs.PrintDefaults()
+			return helpShown
+		}
 		return fmt.Errorf("%w: %s: %v", errUsage, fs.Name(), err)
 	}
 	return nil

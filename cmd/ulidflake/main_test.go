@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -188,5 +189,20 @@ func TestMigrationsSQL(t *testing.T) {
 	}
 	if code, _, errOut := runCLI("", "convert", "-database-url", "postgres://x@127.0.0.1:1/x"); code != 2 || !strings.Contains(errOut, "-table") {
 		t.Fatalf("convert without -table: exit %d: %s", code, errOut)
+	}
+}
+
+// -h of every command prints its flags with their help and exits 0,
+// without showing the value of DATABASE_URL.
+func TestCommandHelp(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://u:secret@localhost/db")
+	for _, cmd := range []string{"new", "inspect", "bounds", "convert"} {
+		var out bytes.Buffer
+		helpOut = &out
+		code := run([]string{cmd, "-h"}, strings.NewReader(""), &out, &out)
+		helpOut = os.Stdout
+		if code != 0 || !strings.Contains(out.String(), "usage of ulidflake "+cmd) || strings.Contains(out.String(), "secret") {
+			t.Errorf("%s -h: exit %d:\n%s", cmd, code, out.String())
+		}
 	}
 }
