@@ -33,3 +33,10 @@ SELECT * FROM posts WHERE id = @id;
 SELECT * FROM posts
 WHERE id BETWEEN ulid_flake_min(@since::timestamptz) AND ulid_flake_max(@until::timestamptz)
 ORDER BY id;
+
+-- name: PostIDsByAuthor :many
+-- An array of IDs in a result: ulid_flake_id[] scans into []ulidflake.ID
+-- (pgx: with pgxtype.AfterConnect, which registers the domain's array type).
+SELECT author_id, array_agg(id ORDER BY id)::ulid_flake_id[] AS post_ids
+FROM posts WHERE author_id IS NOT NULL
+GROUP BY author_id ORDER BY author_id;

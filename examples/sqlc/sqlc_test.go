@@ -146,8 +146,18 @@ func testPgx(t *testing.T, db *pgtest.DB, mode pgx.QueryExecMode) {
 	if g, err := q.GetPost(ctx, p2.ID); err != nil || g.AuthorID.Valid {
 		t.Fatalf("GetPost(p2) = %+v, %v; want a NULL author", g, err)
 	}
+	// An array of IDs in a result.
+	p3, err := q.CreatePost(ctx, dbpgx.CreatePostParams{AuthorID: ulidflake.NullID{ID: a2.ID, Valid: true}, Title: "also by go-made"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byAuthor, err := q.PostIDsByAuthor(ctx) // the database may hold other tests' rows
+	i := slices.IndexFunc(byAuthor, func(r dbpgx.PostIDsByAuthorRow) bool { return r.AuthorID == ulidflake.NullID{ID: a2.ID, Valid: true} })
+	if err != nil || i < 0 || !slices.Equal(byAuthor[i].PostIds, []ulidflake.ID{min(p1.ID, p3.ID), max(p1.ID, p3.ID)}) {
+		t.Fatalf("PostIDsByAuthor = %+v, %v; want author %d with posts %d, %d", byAuthor, err, a2.ID, p1.ID, p3.ID)
+	}
 	end := time.Now()
-	within(t, start, end, append(ids, p1.ID, p2.ID)...)
+	within(t, start, end, append(ids, p1.ID, p2.ID, p3.ID)...)
 
 	// A time range on the key.
 	in, err := q.ListPostsBetween(ctx, dbpgx.ListPostsBetweenParams{
@@ -262,8 +272,18 @@ func testDatabaseSQL(t *testing.T, q *dbstd.Queries) {
 	if g, err := q.GetPost(ctx, p2.ID); err != nil || g.AuthorID.Valid {
 		t.Fatalf("GetPost(p2) = %+v, %v; want a NULL author", g, err)
 	}
+	// An array of IDs in a result.
+	p3, err := q.CreatePost(ctx, dbstd.CreatePostParams{AuthorID: ulidflake.NullID{ID: a2.ID, Valid: true}, Title: "also by go-made"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byAuthor, err := q.PostIDsByAuthor(ctx) // the database may hold other tests' rows
+	i := slices.IndexFunc(byAuthor, func(r dbstd.PostIDsByAuthorRow) bool { return r.AuthorID == ulidflake.NullID{ID: a2.ID, Valid: true} })
+	if err != nil || i < 0 || !slices.Equal(byAuthor[i].PostIds, []ulidflake.ID{min(p1.ID, p3.ID), max(p1.ID, p3.ID)}) {
+		t.Fatalf("PostIDsByAuthor = %+v, %v; want author %d with posts %d, %d", byAuthor, err, a2.ID, p1.ID, p3.ID)
+	}
 	end := time.Now()
-	within(t, start, end, append(ids, p1.ID, p2.ID)...)
+	within(t, start, end, append(ids, p1.ID, p2.ID, p3.ID)...)
 
 	in, err := q.ListPostsBetween(ctx, dbstd.ListPostsBetweenParams{Since: start.Add(-time.Second), Until: end.Add(time.Second)})
 	if err != nil || len(in) < 2 || !slices.ContainsFunc(in, func(p dbstd.Post) bool { return p.ID == p1.ID }) {

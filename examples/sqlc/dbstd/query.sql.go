@@ -201,3 +201,39 @@ func (q *Queries) ListPostsBetween(ctx context.Context, arg ListPostsBetweenPara
 	}
 	return items, nil
 }
+
+const postIDsByAuthor = `-- name: PostIDsByAuthor :many
+SELECT author_id, array_agg(id ORDER BY id)::ulid_flake_id[] AS post_ids
+FROM posts WHERE author_id IS NOT NULL
+GROUP BY author_id ORDER BY author_id
+`
+
+type PostIDsByAuthorRow struct {
+	AuthorID ulidflake.NullID
+	PostIds  []ulidflake.ID
+}
+
+// An array of IDs in a result: ulid_flake_id[] scans into []ulidflake.ID
+// (pgx: with pgxtype.AfterConnect, which registers the domain's array type).
+func (q *Queries) PostIDsByAuthor(ctx context.Context) ([]PostIDsByAuthorRow, error) {
+	rows, err := q.db.QueryContext(ctx, postIDsByAuthor)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PostIDsByAuthorRow
+	for rows.Next() {
+		var i PostIDsByAuthorRow
+		if err := rows.Scan(&i.AuthorID, pq.Array(&i.PostIds)); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
