@@ -25,6 +25,9 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m, pgtest.Migrated) }
 
+// The overrides map only ulid_flake_id columns: plain bigint stays int64.
+var _ int64 = dbpgx.Post{}.Views + dbstd.Post{}.Views
+
 func withSchema(t *testing.T, db *pgtest.DB) {
 	t.Helper()
 	if _, err := db.Exec(context.Background(), Schema); err != nil {
