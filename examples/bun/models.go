@@ -1,0 +1,81 @@
+// Package bunexample shows bun with Ulid-Flake IDs, both ways:
+//
+//   - Author: the ID comes from DEFAULT ulid_flake() in PostgreSQL. The tag
+//     `bun:",pk,nullzero,type:bigint,default:ulid_flake()"` makes bun write
+//     DEFAULT for an unset (zero) ID and read the ID back through RETURNING,
+//     in single and bulk inserts.
+//   - Post: the ID is made in Go by a BeforeAppendModel hook, before the
+//     INSERT is built, so the application knows it without RETURNING.
+//
+// A nullable reference is a ulidflake.NullID. The ulidflake migrations must
+// have run (ulid_flake(), ulid_flake_min, ulid_flake_max).
+package bunexample
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/uptrace/bun"
+
+	"github.com/ulidflake/ulidflake"
+	"github.com/ulidflake/ulidflake/sqltype"
+)
+
+// Author's ID is made by PostgreSQL.
+type Author struct {
+	bun.BaseModel `bun:"table:authors"`
+
+	ID   ulidflake.ID `bun:",pk,nullzero,type:bigint,default:ulid_flake()"`
+	Name string       `bun:",notnull"`
+}
+
+// Post's ID is made in Go by its hook; AuthorID is a nullable reference.
+type Post struct {
+	bun.BaseModel `bun:"table:posts"`
+
+	ID       ulidflake.ID     `bun:",pk,nullzero,type:bigint,default:ulid_flake()"`
+	AuthorID ulidflake.NullID `bun:",type:bigint"`
+	Author   *Author          `bun:"rel:belongs-to,join:author_id=id"`
+	Title    string           `bun:",notnull"`
+}
+
+var _ bun.BeforeAppendModelHook = (*Post)(nil)
+
+// BeforeAppendModel fills an unset ID on INSERT. bun calls it for each
+// element of a slice too, so bulk inserts get IDs made in Go.
+//
+// It also refuses a set reference to the zero ID with sqltype.ErrZeroID.
+// bun writes values into the SQL text itself, and when a Valuer fails
+// (ulidflake.ID refuses to write the zero ID) it writes "?!(error)" there
+// instead: the statement then fails, but as a PostgreSQL syntax error
+// (SQLSTATE 42601) that errors.Is cannot match. Checking in the hook gives
+// the clear error.
+func (p *Post) BeforeAppendModel(_ context.Context, q bun.Query) error {
+	switch q.(type) {
+	case *bun.InsertQuery, *bun.UpdateQuery:
+	default:
+		return nil
+	}
+	if p.AuthorID.Valid && p.AuthorID.ID.IsZero() {
+		return fmt.Errorf("post %q: author_id: %w", p.Title, sqltype.ErrZeroID)
+	}
+	if _, ok := q.(*bun.InsertQuery); ok && p.ID.IsZero() {
+		id, err := ulidflake.New()
+		if err != nil {
+			return err
+		}
+		p.ID = id
+	}
+	return nil
+}
+
+// CreateTables creates the tables from the models: the ID columns become
+// bigint DEFAULT ulid_flake() PRIMARY KEY.
+func CreateTables(ctx context.Context, db *bun.DB) error {
+	if _, err := db.NewCreateTable().Model((*Author)(nil)).Exec(ctx); err != nil {
+		return err
+	}
+	_, err := db.NewCreateTable().Model((*Post)(nil)).
+		ForeignKey(`("author_id") REFERENCES "authors" ("id")`).Exec(ctx)
+	return err
+}
