@@ -1,17 +1,14 @@
 #!/usr/bin/env bash
 # The example modules (examples/sqlc, ent, bun, libpq): each is a Go module of
 # its own, so that the root module gains none of their dependencies. For
-# each: go vet, go test -race on the PostgreSQL servers of the environment
+# each: go vet, go test -race on the PostgreSQL servers the harness starts
 # (every test must pass on every server, none may skip), and for sqlc and
 # ent, a check that the committed generated code is what the pinned
-# generator makes. .ci/run calls it after exporting the test environment.
+# generator makes. .ci/run calls it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export GOFLAGS=${GOFLAGS:--buildvcs=false}
-export TESTCONTAINERS_RYUK_DISABLED=${TESTCONTAINERS_RYUK_DISABLED:-true}
-export TESTCONTAINERS_HOST_OVERRIDE=${TESTCONTAINERS_HOST_OVERRIDE:-localhost}
-export ULIDFLAKE_PG_IMAGES=${ULIDFLAKE_PG_IMAGES:-localhost/ulidflake/postgres:15,localhost/ulidflake/postgres:17,localhost/ulidflake/postgres:18}
-export ULIDFLAKE_REQUIRE_POSTGRES=1
+# Like the root module's tests, they need no environment: the harness
+# starts PostgreSQL 15, 17 and 18 by itself.
 
 # sqlc at a pinned version, built from the Go module proxy (its PostgreSQL
 # parser, pg_query_go, needs cgo: a C compiler).
@@ -20,7 +17,7 @@ SQLC=github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1
 step() { printf '\n=== %s\n' "$*"; }
 
 # The subtest names the servers get: pg15, pg17, ...
-servers=$(tr ',' '\n' <<<"$ULIDFLAKE_PG_IMAGES" | sed -E 's/.*:([0-9]+)[^:]*$/pg\1/')
+servers="pg15 pg17 pg18"
 
 # uptodate dir: fails when the generator changed anything under dir.
 uptodate() {
