@@ -5,7 +5,7 @@
 //
 // A zero ID is never written: ID.Value refuses it (sqltype.ErrZeroID). As a
 // query bound (keyset pagination from the start: WHERE id > $1), pass
-// id.Int64(), which is 0 for the zero ID, or use a NullID.
+// ulidflake.Bound(id), which writes the zero ID as 0.
 package libpqexample
 
 import (
@@ -64,7 +64,7 @@ func AuthorsByIDs(ctx context.Context, db *sql.DB, ids []ulidflake.ID) ([]Author
 // AuthorsAfter is keyset pagination: the next limit authors after the ID
 // after (the zero ID for the first page).
 func AuthorsAfter(ctx context.Context, db *sql.DB, after ulidflake.ID, limit int) ([]Author, error) {
-	return authors(db.QueryContext(ctx, `SELECT id, name FROM authors WHERE id > $1 ORDER BY id LIMIT $2`, after.Int64(), limit))
+	return authors(db.QueryContext(ctx, `SELECT id, name FROM authors WHERE id > $1 ORDER BY id LIMIT $2`, ulidflake.Bound(after), limit))
 }
 
 // PostIDsBetween returns the IDs of the posts made between since and until,

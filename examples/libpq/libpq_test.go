@@ -94,7 +94,7 @@ func TestLibPQ(t *testing.T) {
 			}
 		}
 
-		// The zero ID as a query bound: id.Int64() pages from the start;
+		// The zero ID as a query bound: ulidflake.Bound pages from the start;
 		// the ID itself is refused, with an error that says so.
 		page, err := AuthorsAfter(ctx, db, 0, 4)
 		if err != nil || len(page) != 4 || page[0].ID != want[0] {
