@@ -205,7 +205,7 @@ func (env *dockerEnv) localImage(ctx context.Context, major int) (string, error)
 	if imageLabel(ctx, env.cli, img, "org.ulidflake.recipe") == recipe {
 		return img, nil // another test process built it while we waited
 	}
-	fmt.Fprintf(os.Stderr, "pgtest: no registry: building %s from Debian packages (once, about a minute)\n", img)
+	say("pgtest: no registry: building %s from Debian packages (once, about a minute)\n", img)
 	if err := buildImage(ctx, major); err != nil {
 		return "", fmt.Errorf("no registry to pull postgres:%d-alpine from, and building %s failed: %w\n\t"+
 			"Build it by hand (root, Debian apt) with internal/pgtest/image/build.sh %d, "+
@@ -289,4 +289,16 @@ func removeOrphans(ctx context.Context, cli *client.Client) {
 func containerLabels() map[string]string {
 	host, _ := os.Hostname()
 	return map[string]string{labelOwner: "1", labelPID: strconv.Itoa(os.Getpid()), labelHost: host}
+}
+
+// say writes a line where the person running go test sees it: go test
+// shows a passing package's output only with -v, so the line goes to the
+// terminal when there is one, and to stderr (shown on failure) otherwise.
+func say(format string, args ...any) {
+	if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
+		fmt.Fprintf(tty, format, args...)
+		tty.Close()
+		return
+	}
+	fmt.Fprintf(os.Stderr, format, args...)
 }
