@@ -18,8 +18,9 @@
 //
 //   - Acquire claims a SID whose row has expired (or was released), in one
 //     UPDATE ... FOR UPDATE SKIP LOCKED, which bumps the row's token and sets
-//     its expiry to the server's now() + V (V is the validity, default 2s).
-//     It then waits V before it mints.
+//     its expiry to the server's now() + 2V (V is the validity, default 2s:
+//     the wait below, and a heartbeat's worth after it). It then waits V
+//     before it mints.
 //   - Every V/4 a heartbeat renews the expiry with UPDATE ... WHERE token =
 //     the holder's token. One row updated proves, in that round trip, that
 //     nobody took the SID since: taking it bumps the token. Zero rows means
@@ -261,7 +262,7 @@ func (l *Lease) take(ctx context.Context) error {
 	var sid int
 	var token int64
 	err := l.db.queryRow(ctx, `UPDATE `+l.table+` t
-		SET token = t.token + 1, holder = $2, acquired_at = now(), expires_at = now() + $3 * interval '1 microsecond'
+		SET token = t.token + 1, holder = $2, acquired_at = now(), expires_at = now() + 2 * $3 * interval '1 microsecond'
 		FROM (SELECT sid FROM `+l.table+` WHERE namespace = $1 AND expires_at < now()
 			ORDER BY random() LIMIT 1 FOR UPDATE SKIP LOCKED) free
 		WHERE t.namespace = $1 AND t.sid = free.sid
