@@ -119,29 +119,39 @@ func TestSQLGeneratorsUnderParallelPlans(t *testing.T) {
 		if db.Server.Major < 16 {
 			force = "force_parallel_mode"
 		}
-		for _, q := range []string{
-			`SET parallel_setup_cost = 0`, `SET parallel_tuple_cost = 0`, `SET min_parallel_table_scan_size = 0`,
-			`SET max_parallel_workers_per_gather = 2`, `SET ` + force + ` = on`, `SET ulid_flake.sid = 3`,
-			`CREATE TABLE big AS SELECT g FROM generate_series(1, 200000) g`, `ANALYZE big`,
-			`CREATE TABLE ids AS SELECT ulid_flake() AS id, ulid_flake_scalable() AS sid_id, g FROM big`,
-		} {
+		exec := func(q string) {
+			t.Helper()
 			_, err := conn.Exec(ctx, q)
 			require.NoError(t, err, q)
 		}
-		var n, distinct, distinctScalable int64
-		require.NoError(t, conn.QueryRow(ctx, `SELECT count(*), count(DISTINCT id), count(DISTINCT sid_id) FROM ids`).Scan(&n, &distinct, &distinctScalable))
-		require.EqualValues(t, 200000, n)
-		require.Equal(t, n, distinct)
-		require.Equal(t, n, distinctScalable)
-		// A plain parallel SELECT that does not call the generators still
-		// gets its parallel plan.
-		var plan string
-		require.NoError(t, conn.QueryRow(ctx, `EXPLAIN (FORMAT TEXT) SELECT count(*) FROM big`).Scan(&plan))
-		rows, err := conn.Query(ctx, `EXPLAIN SELECT count(*) FROM big`)
+		distinct := func(table string) {
+			t.Helper()
+			var n, d, ds int64
+			require.NoError(t, conn.QueryRow(ctx, `SELECT count(*), count(DISTINCT id), count(DISTINCT sid_id) FROM `+table).Scan(&n, &d, &ds))
+			require.EqualValues(t, 1000000, n, table)
+			require.Equal(t, n, d, table)
+			require.Equal(t, n, ds, table)
+		}
+		exec(`SET ulid_flake.sid = 3`)
+		exec(`CREATE TABLE big AS SELECT g FROM generate_series(1, 1000000) g`)
+		exec(`ANALYZE big`)
+		// Big enough for a parallel plan on its own, with default settings.
+		rows, err := conn.Query(ctx, `EXPLAIN SELECT g FROM big WHERE g % 7 = 0`)
 		require.NoError(t, err)
 		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		require.NoError(t, err)
-		require.Contains(t, strings.Join(lines, "\n"), "Gather")
+		require.Contains(t, strings.Join(lines, "\n"), "Gather", "the planner does not choose a parallel plan for big")
+		exec(`CREATE TABLE ids AS SELECT ulid_flake() AS id, ulid_flake_scalable() AS sid_id, g FROM big WHERE g % 1 = 0`)
+		distinct("ids")
+		// And with parallel plans forced.
+		for _, q := range []string{`SET parallel_setup_cost = 0`, `SET parallel_tuple_cost = 0`, `SET min_parallel_table_scan_size = 0`, `SET ` + force + ` = on`} {
+			exec(q)
+		}
+		exec(`CREATE TABLE ids2 AS SELECT ulid_flake() AS id, ulid_flake_scalable() AS sid_id, g FROM big`)
+		distinct("ids2")
+		var n int64
+		require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM (SELECT ulid_flake() FROM big) x`).Scan(&n))
+		require.EqualValues(t, 1000000, n)
 	})
 }
 
