@@ -41,8 +41,10 @@ DECLARE
 	-- those made just before it, and break their order.
 	add    bigint := substring((SELECT prosrc FROM pg_proc
 		WHERE oid = to_regprocedure(format('%I.ulid_flake()', current_schema()))) FROM '\+ ([0-9]+)\) & 1048575')::bigint;
-	epoch  text := format('coalesce(nullif(current_setting(%L, true), %L), %L)::%I.ulid_flake_epoch_setting::bigint',
-		'ulid_flake.epoch_ms', '', '1704067200000', current_schema());
+	-- The setting is checked only when it is set: a regular-expression
+	-- match on every row would cost more than the rest of the default.
+	epoch  text := format('coalesce(nullif(current_setting(%L, true), %L)::%I.ulid_flake_epoch_setting::bigint, 1704067200000)',
+		'ulid_flake.epoch_ms', '', current_schema());
 	ms     text := format('(floor(date_part(%L, clock_timestamp()) * 1000)::bigint - %s)::%I.ulid_flake_timestamp',
 		'epoch', epoch, current_schema());
 BEGIN
