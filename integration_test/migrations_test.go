@@ -203,9 +203,14 @@ func TestSQLMatchesGo(t *testing.T) {
 		_, err = conn.Exec(ctx, fmt.Sprintf(`SET ulid_flake.epoch_ms = %d`, epoch.UnixMilli()))
 		require.NoError(t, err)
 		var gen int64
-		var genTime time.Time
-		require.NoError(t, conn.QueryRow(ctx, `SELECT ulid_flake(), clock_timestamp()`).Scan(&gen, &genTime))
-		require.WithinDuration(t, genTime, epoch.Time(flake.ID(gen)), 5*time.Millisecond)
+		var before, after time.Time
+		require.NoError(t, conn.QueryRow(ctx, `SELECT clock_timestamp(), ulid_flake(), clock_timestamp()`).Scan(&before, &gen, &after))
+		// The ID's millisecond lies between the server's clock read just
+		// before and just after it (an order, not a duration: a busy
+		// machine cannot break it).
+		idTime := epoch.Time(flake.ID(gen))
+		require.False(t, idTime.Before(before.Truncate(time.Millisecond)), "%s before %s", idTime, before)
+		require.False(t, idTime.After(after), "%s after %s", idTime, after)
 		epLo, _ := epoch.MinID(at)
 		require.NoError(t, conn.QueryRow(ctx, `SELECT ulid_flake_min($1)`, at).Scan(&sqlLo))
 		require.Equal(t, int64(epLo), sqlLo)

@@ -36,12 +36,22 @@ DO $install$
 DECLARE
 	schema text := current_schema();
 	seq    text := format('%I.ulid_flake_seq', current_schema());
-	add    bigint := floor(random() * 1048576)::bigint;
-	epoch  text := format('coalesce(nullif(current_setting(%L, true), %L), %L)::%I.ulid_flake_epoch_setting::bigint',
-		'ulid_flake.epoch_ms', '', '1704067200000', current_schema());
+	-- The offset drawn when 001 was installed, read back from ulid_flake():
+	-- a new one would let IDs of the millisecond of the upgrade repeat
+	-- those made just before it, and break their order.
+	add    bigint := substring((SELECT prosrc FROM pg_proc
+		WHERE oid = to_regprocedure(format('%I.ulid_flake()', current_schema()))) FROM '\+ ([0-9]+)\) & 1048575')::bigint;
+	-- The setting is checked only when it is set: a regular-expression
+	-- match on every row would cost more than the rest of the default.
+	epoch  text := format('coalesce(nullif(current_setting(%L, true), %L)::%I.ulid_flake_epoch_setting::bigint, 1704067200000)',
+		'ulid_flake.epoch_ms', '', current_schema());
 	ms     text := format('(floor(date_part(%L, clock_timestamp()) * 1000)::bigint - %s)::%I.ulid_flake_timestamp',
 		'epoch', epoch, current_schema());
 BEGIN
+	IF add IS NULL THEN
+		RAISE EXCEPTION 'ulid_flake: cannot read the offset of %.ulid_flake(), which is not the one ulidflake installed', to_json(current_schema())
+			USING ERRCODE = '55000';
+	END IF;
 	EXECUTE format('CREATE OR REPLACE FUNCTION %I.ulid_flake() RETURNS bigint LANGUAGE sql VOLATILE PARALLEL UNSAFE AS %L',
 		schema, format('SELECT greatest((%s::bigint << 20) | (((nextval(%L::regclass) & 1048575) + %s) & 1048575), 1)',
 			ms, seq, add));
