@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ulidflake/ulidflake/internal/pgtest"
@@ -76,56 +75,6 @@ func TestInstallIntoHostileSchemas(t *testing.T) {
 	})
 }
 
-// TestMigrateConcurrently runs 8 callers at once, on separate connections,
-// up on a fresh schema, then Down, To and up on a migrated one.
-func TestMigrateConcurrently(t *testing.T) {
-	t.Parallel()
-	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
-		t.Parallel()
-		ctx := context.Background()
-		sdb := stdDB(t, db)
-		sdb.SetMaxOpenConns(16)
-		_, err := sdb.ExecContext(ctx, `CREATE SCHEMA "fresh one"`)
-		require.NoError(t, err)
-		latest := migrations.Latest()
-		for i, tc := range []struct {
-			opts []migrations.Option
-			want int // version afterwards; -1: between 0 and latest-1
-		}{
-			{[]migrations.Option{migrations.Schema("fresh one")}, latest},
-			{nil, latest},
-			{[]migrations.Option{migrations.Down()}, -1},
-			{[]migrations.Option{migrations.To(1)}, 1},
-			{[]migrations.Option{migrations.To(0)}, 0},
-			{nil, latest},
-			{[]migrations.Option{migrations.To(1)}, 1},
-			{nil, latest},
-		} {
-			total := make([]int, 8)
-			runWorkers(t, 8, func(w int) error {
-				steps, err := migrations.Migrate(ctx, sdb, tc.opts...)
-				total[w] = len(steps)
-				return err
-			})
-			schema, table := "public", `public.ulid_flake_migrations`
-			if i == 0 {
-				schema, table = "fresh one", `"fresh one".ulid_flake_migrations`
-			}
-			var v int
-			require.NoError(t, sdb.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM `+table).Scan(&v))
-			if tc.want >= 0 {
-				require.Equal(t, tc.want, v)
-			} else {
-				require.Less(t, v, latest)
-			}
-			var fns int
-			require.NoError(t, sdb.QueryRowContext(ctx, `SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-				WHERE n.nspname = $1 AND proname = 'ulid_flake'`, schema).Scan(&fns))
-			require.Equal(t, v > 0, fns == 1, "the functions exist as the version table says")
-		}
-	})
-}
-
 // TestUpgradeEqualsFreshInstall: 001 installed then upgraded ends in the
 // same objects as a fresh install, and 003's down restores 001's.
 func TestUpgradeEqualsFreshInstall(t *testing.T) {
@@ -165,44 +114,6 @@ func TestUpgradeEqualsFreshInstall(t *testing.T) {
 		_, err = migrations.Migrate(ctx, sdb, migrations.Schema("upgraded"), migrations.To(1))
 		require.NoError(t, err)
 		require.Equal(t, v1, defs("upgraded"))
-	})
-}
-
-// TestGeneratorsUnderParallelPlans: CTAS and SELECTs with parallel plans
-// forced, and a CTAS over a table big enough for a parallel plan.
-func TestGeneratorsUnderParallelPlans(t *testing.T) {
-	t.Parallel()
-	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
-		t.Parallel()
-		ctx := context.Background()
-		conn, err := db.Acquire(ctx)
-		require.NoError(t, err)
-		defer conn.Release()
-		force := "debug_parallel_query"
-		if db.Server.Major < 16 {
-			force = "force_parallel_mode"
-		}
-		for _, q := range []string{
-			`CREATE TABLE big AS SELECT g AS x FROM generate_series(1, 300000) g`,
-			`ANALYZE big`,
-			`SET max_parallel_workers_per_gather = 2`,
-			`SET parallel_setup_cost = 0`, `SET parallel_tuple_cost = 0`, `SET min_parallel_table_scan_size = 0`,
-			`CREATE TABLE c1 AS SELECT ulid_flake() AS id, x FROM big`,
-			`CREATE TABLE c2 AS SELECT ulid_flake_scalable(1) AS id, x FROM big`,
-			`SET ` + force + ` = on`,
-			`CREATE TABLE c3 AS SELECT ulid_flake() AS id FROM generate_series(1, 1000)`,
-			`SELECT count(DISTINCT ulid_flake()) FROM big WHERE x % 3 = 0`,
-		} {
-			_, err := conn.Exec(ctx, q)
-			require.NoError(t, err, q)
-		}
-		var n, d int
-		require.NoError(t, conn.QueryRow(ctx, `SELECT count(*), count(DISTINCT id) FROM (SELECT id FROM c1 UNION ALL SELECT id FROM c2) s`).Scan(&n, &d))
-		require.Equal(t, 600000, n)
-		require.Equal(t, n, d)
-		var unsafe int
-		require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM pg_proc WHERE proname IN ('ulid_flake', 'ulid_flake_scalable') AND proparallel = 'u'`).Scan(&unsafe))
-		require.Equal(t, 2, unsafe)
 	})
 }
 
@@ -247,40 +158,5 @@ func TestGeneratorWrapsClockStepsOverflow(t *testing.T) {
 		require.NoError(t, err)
 		_, err = conn.Exec(ctx, `SELECT ulid_flake_scalable(1) FROM generate_series(1, 12)`)
 		require.NoError(t, err)
-	})
-}
-
-// TestSQLErrorsNameTheCause checks the messages and SQLSTATEs the README lists.
-func TestSQLErrorsNameTheCause(t *testing.T) {
-	t.Parallel()
-	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
-		t.Parallel()
-		ctx := context.Background()
-		for _, tc := range []struct{ set, q, code, want string }{
-			{"SET ulid_flake.epoch_ms = 'soon'", "SELECT ulid_flake()", "23514", "ulid_flake.epoch_ms must be an integer"},
-			{"SET ulid_flake.epoch_ms = 'soon'", "SELECT ulid_flake_time(1)", "23514", "ulid_flake.epoch_ms must be an integer"},
-			{"SET ulid_flake.epoch_ms = 'soon'", "SELECT ulid_flake_min(now())", "23514", "ulid_flake.epoch_ms must be an integer"},
-			{"SET ulid_flake.epoch_ms = '99999999999999999999'", "SELECT ulid_flake()", "23514", "ulid_flake.epoch_ms must be an integer"},
-			{"SET ulid_flake.sid = 'x'", "SELECT ulid_flake_scalable()", "23514", "ulid_flake.sid must be an integer in 0..31"},
-			{"SET ulid_flake.sid = '32'", "SELECT ulid_flake_scalable()", "23514", "SID not in 0..31"},
-			{"RESET ulid_flake.sid", "SELECT ulid_flake_scalable()", "23514", "SET ulid_flake.sid"},
-			{"SET ulid_flake.epoch_ms = '4102444800000'", "SELECT ulid_flake()", "23514", "clock outside the epoch range"},
-			{"RESET ALL", "SELECT ulid_flake_min('infinity')", "22003", "time out of range: infinity"},
-			{"RESET ALL", "SELECT ulid_flake_max('-infinity')", "22003", "time out of range: -infinity"},
-			{"RESET ALL", "SELECT ulid_flake_min('2000-01-01')", "22003", "time out of range"},
-		} {
-			conn, err := db.Acquire(ctx)
-			require.NoError(t, err)
-			_, err = conn.Exec(ctx, "RESET ALL")
-			require.NoError(t, err)
-			_, err = conn.Exec(ctx, tc.set)
-			require.NoError(t, err)
-			_, err = conn.Exec(ctx, tc.q)
-			conn.Release()
-			var pe *pgconn.PgError
-			require.ErrorAs(t, err, &pe, "%s; %s", tc.set, tc.q)
-			require.Equal(t, tc.code, pe.Code, "%s; %s: %v", tc.set, tc.q, pe)
-			require.Contains(t, pe.Error(), tc.want, "%s; %s", tc.set, tc.q)
-		}
 	})
 }
