@@ -45,8 +45,18 @@
 // not written as 0: its Value method fails the INSERT with
 // sqltype.ErrZeroID (flake.ErrZeroID).
 //
+// # NOT NULL keys
+//
+// A primary key column is NOT NULL in PostgreSQL. SQLite lets a key that is
+// not an INTEGER PRIMARY KEY hold NULL, so on SQLite the plugin wraps the
+// dialector (db.Dialector; Unwrap returns the driver's own) and AutoMigrate
+// declares an ID key NOT NULL. Register the plugin before AutoMigrate: a
+// table created without it keeps a nullable key, which AutoMigrate does not
+// change (tag the field gorm:"not null" there, and rebuild the table).
+//
 // Not supported: creates without a model (db.Table("t").Create(map)),
-// where GORM knows no key to fill; the key is then whatever the map holds.
+// where GORM knows no key to fill. The key is whatever the map holds; a
+// missing one is refused by the NOT NULL key column.
 //
 // When a millisecond's IDs are used up, the plugin waits for the next one,
 // honouring the statement's context: overflow is never an error for the
@@ -135,11 +145,13 @@ func New(opts ...Option) *Plugin {
 func (*Plugin) Name() string { return "ulidflake" }
 
 // Initialize implements gorm.Plugin: it registers the fill step before
-// gorm:before_create.
+// gorm:before_create and the correction after gorm:create, and on SQLite
+// wraps the dialector so that AutoMigrate declares ID keys NOT NULL.
 func (p *Plugin) Initialize(db *gorm.DB) error {
 	if p.err != nil {
 		return p.err
 	}
+	wrapSQLite(db)
 	if err := db.Callback().Create().Before("gorm:before_create").Register("ulidflake:fill_ids", p.fill); err != nil {
 		return err
 	}

@@ -2,9 +2,11 @@ package integration_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -326,4 +328,89 @@ func TestGormConcurrentCreates(t *testing.T) {
 		require.EqualValues(t, workers*each, n)
 		require.Equal(t, n, distinct)
 	})
+}
+
+// sqlLog records the statements GORM runs.
+type sqlLog struct {
+	logger.Interface
+	mu  sync.Mutex
+	sql []string
+}
+
+func (l *sqlLog) Trace(_ context.Context, _ time.Time, fc func() (string, int64), _ error) {
+	sql, _ := fc()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sql = append(l.sql, sql)
+}
+
+func (l *sqlLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.sql
+	l.sql = nil
+	return s
+}
+
+// TestGormSQLiteKeysNotNull: on SQLite, where a non-INTEGER primary key may
+// hold NULL, AutoMigrate with the plugin declares every ID key NOT NULL, a
+// second AutoMigrate changes nothing, a create without a key is refused,
+// and the wrapped dialector still translates errors and makes savepoints.
+func TestGormSQLiteKeysNotNull(t *testing.T) {
+	t.Parallel()
+	log := &sqlLog{Interface: logger.Discard}
+	db, err := gorm.Open(sqlite.Open(":memory:"), &gorm.Config{Logger: log, TranslateError: true})
+	require.NoError(t, err)
+	sdb, err := db.DB()
+	require.NoError(t, err)
+	sdb.SetMaxOpenConns(1)
+	t.Cleanup(func() { sdb.Close() })
+	require.NoError(t, db.Use(gormplugin.New()))
+	require.NoError(t, db.AutoMigrate(gormModels...))
+
+	keys := map[string][]string{"customers": {"id"}, "profiles": {"id"}, "orders": {"id"}, "tags": {"id"},
+		"regions": {"id"}, "lines": {"order_id", "line_id"}, "plains": {"id"}, "customer_tags": {"customer_id", "tag_id"}}
+	for table, cols := range keys {
+		for _, col := range cols {
+			var notNull, pk int
+			require.NoError(t, db.Raw(`SELECT "notnull", pk FROM pragma_table_info(?) WHERE name = ?`, table, col).Row().Scan(&notNull, &pk))
+			require.Equal(t, 1, notNull, "%s.%s NOT NULL", table, col)
+			require.NotZero(t, pk, "%s.%s in the key", table, col)
+		}
+	}
+	var regionID int
+	require.NoError(t, db.Raw(`SELECT "notnull" FROM pragma_table_info('customers') WHERE name = 'region_id'`).Row().Scan(&regionID))
+	require.Zero(t, regionID, "a nullable column that is not a key stays nullable")
+
+	log.take()
+	require.NoError(t, db.AutoMigrate(gormModels...))
+	for _, s := range log.take() {
+		require.NotRegexp(t, `(?i)^\s*(CREATE|ALTER|DROP|INSERT)`, s, "a second AutoMigrate changed the schema")
+	}
+
+	err = db.Table("plains").Create(map[string]any{"name": "no key"}).Error
+	require.ErrorContains(t, err, "NOT NULL constraint failed: plains.id")
+	require.NoError(t, db.Create(&Plain{Name: "keyed"}).Error)
+	var n int64
+	require.NoError(t, db.Model(&Plain{}).Where("id IS NULL").Count(&n).Error)
+	require.Zero(t, n)
+
+	// The optional interfaces of the driver's dialector still work.
+	p := Plain{Name: "dup"}
+	require.NoError(t, db.Create(&p).Error)
+	require.ErrorIs(t, db.Create(&Plain{ID: p.ID}).Error, gorm.ErrDuplicatedKey)
+	require.NoError(t, db.Transaction(func(tx *gorm.DB) error {
+		require.NoError(t, tx.Create(&Plain{Name: "outer"}).Error)
+		require.Error(t, tx.Transaction(func(tx *gorm.DB) error {
+			require.NoError(t, tx.Create(&Plain{Name: "inner"}).Error)
+			return errors.New("roll back to the savepoint")
+		}))
+		return nil
+	}))
+	var names []string
+	require.NoError(t, db.Model(&Plain{}).Where("name IN ?", []string{"outer", "inner"}).Pluck("name", &names).Error)
+	require.Equal(t, []string{"outer"}, names)
+	d, ok := db.Dialector.(interface{ Unwrap() gorm.Dialector })
+	require.True(t, ok)
+	require.IsType(t, &sqlite.Dialector{}, d.Unwrap())
 }
