@@ -2,12 +2,12 @@ package flake
 
 import (
 	"context"
-	crand "crypto/rand"
 	"fmt"
 	"math"
 	"math/bits"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,6 +24,10 @@ import (
 // of 1 byte a millisecond holds at least [MinBurst] IDs stand-alone (2,056)
 // and [MinBurstScalable] scalable (64), and about 6,100 and 190 on average.
 //
+// The clock is the wall clock (time.Now), read again at least once a
+// millisecond; in between, the generator adds the monotonic clock's elapsed
+// time, which costs half a wall-clock read (see [WithClock] to replace it).
+//
 // If the clock steps back, the generator keeps counting in the last
 // millisecond it used (a logical clock); the IDs' timestamps then run ahead
 // of the clock until it catches up. The logical clock runs ahead by at most
@@ -33,16 +37,16 @@ import (
 // rather than make IDs stamped with the wrong time or out of order; fix the
 // clock, then call [Generator.Reset] (or make a new generator).
 type Generator struct {
-	mu      sync.Mutex
-	lastMs  int64  // timestamp of the last ID, math.MinInt64 before the first
-	lastRnd uint64 // randomness of the last ID
+	last atomic.Uint64 // the last ID made, 0 before the first (never an ID)
 
-	clock   func() time.Time
+	clock   func() time.Time // nil: wall, the default clock
+	wall    wallClock
 	epochMs int64
-	src     rand.Source
-	shift   uint   // position of the randomness: 0 stand-alone, 5 scalable
-	rndMask uint64 // largest randomness
-	stepMax uint64 // largest step within a millisecond: 2^(8n)-1
+	src     rand.Source // nil: the runtime's
+	srcMu   sync.Mutex  // serialises calls to src
+	shift   uint        // position of the randomness: 0 stand-alone, 5 scalable
+	rndMask uint64      // largest randomness
+	stepMax uint64      // largest step within a millisecond: 2^(8n)-1
 	sid     uint64
 	maxLead int64 // ms the logical clock may run ahead of the clock
 }
@@ -113,7 +117,8 @@ func WithMaxLead(d time.Duration) Option {
 	}
 }
 
-// WithClock replaces time.Now, so that tests can move time.
+// WithClock replaces the wall clock (see [Generator]), so that tests can
+// move time. The generator then calls now for every ID.
 func WithClock(now func() time.Time) Option {
 	return func(c *config) error {
 		if now == nil {
@@ -124,8 +129,10 @@ func WithClock(now func() time.Time) Option {
 	}
 }
 
-// WithRandom replaces the source of randomness (by default a ChaCha8 CSPRNG
-// seeded from crypto/rand). The generator serialises calls to it. Use it
+// WithRandom replaces the source of randomness (by default the runtime's
+// ChaCha8Rand CSPRNG, math/rand/v2's top-level source, seeded from the
+// operating system, with a state per thread). The generator serialises calls
+// to it. Use it
 // in tests; production IDs need an unpredictable source.
 func WithRandom(src rand.Source) Option {
 	return func(c *config) error {
@@ -138,17 +145,18 @@ func WithRandom(src rand.Source) Option {
 }
 
 // NewGenerator returns a generator configured by opts: stand-alone layout,
-// [DefaultEpoch], entropy size 1, time.Now and a ChaCha8 CSPRNG seeded from
-// crypto/rand unless told otherwise. It returns [ErrOption] for an invalid
+// [DefaultEpoch], entropy size 1, the wall clock and the runtime's ChaCha8Rand
+// CSPRNG unless told otherwise. It returns [ErrOption] for an invalid
 // option.
 func NewGenerator(opts ...Option) (*Generator, error) {
-	c := config{entropy: 1, clock: time.Now, maxLead: DefaultMaxLead}
+	c := config{entropy: 1, maxLead: DefaultMaxLead}
 	for _, o := range opts {
 		if err := o(&c); err != nil {
 			return nil, err
 		}
 	}
-	g := &Generator{lastMs: math.MinInt64, clock: c.clock, epochMs: c.epoch.UnixMilli(), src: c.src, maxLead: c.maxLead.Milliseconds()}
+	g := &Generator{clock: c.clock, epochMs: c.epoch.UnixMilli(), src: c.src, maxLead: c.maxLead.Milliseconds()}
+	g.wall.sync()
 	maxEntropy := 3
 	g.rndMask = 1<<RandomBits - 1
 	if c.scalable {
@@ -165,16 +173,67 @@ func NewGenerator(opts ...Option) (*Generator, error) {
 		return nil, fmt.Errorf("%w: entropy size %d is not in 1..%d for the %s layout", ErrOption, c.entropy, maxEntropy, layout)
 	}
 	g.stepMax = 1<<(8*c.entropy) - 1
-	if g.src == nil {
-		var seed [32]byte
-		_, _ = crand.Read(seed[:]) // never fails since Go 1.24
-		g.src = rand.NewChaCha8(seed)
-	}
 	return g, nil
 }
 
 // now reads the clock as milliseconds since the epoch.
-func (g *Generator) now() int64 { return g.clock().UnixMilli() - g.epochMs }
+func (g *Generator) now() int64 {
+	if g.clock != nil {
+		return g.clock().UnixMilli() - g.epochMs
+	}
+	ns := g.wall.nowNs()
+	ms := ns / 1e6
+	if ns%1e6 < 0 {
+		ms-- // floor, as UnixMilli does
+	}
+	return ms - g.epochMs
+}
+
+// nsIntoMs is how far into its millisecond the clock reads.
+func (g *Generator) nsIntoMs() time.Duration {
+	if g.clock != nil {
+		return time.Duration(g.clock().Nanosecond() % 1e6)
+	}
+	return time.Duration((g.wall.nowNs()%1e6 + 1e6) % 1e6)
+}
+
+// monoStart is the origin of the monotonic readings of wallClock.
+var monoStart = time.Now()
+
+// wallSync is how often, in monotonic time, a wallClock reads the wall
+// clock again.
+const wallSync = time.Millisecond
+
+// wallClock is the default clock of a generator: the wall clock (time.Now),
+// read again whenever a millisecond of monotonic time has passed since the
+// last reading, and the monotonic clock's elapsed time added in between.
+// Reading the monotonic clock alone costs about half of time.Now, which
+// reads both. Both clocks run at the same rate (NTP slews them alike); a
+// step of the wall clock (set by hand, or stepped by NTP) is seen at the
+// next wall reading, within a millisecond of the step, and then handled as
+// any clock step is: see [Generator].
+type wallClock struct {
+	offset atomic.Int64 // wall − monotonic, in ns, at the last wall reading
+	synced atomic.Int64 // the monotonic reading (since monoStart) then
+}
+
+// nowNs returns the wall time in Unix nanoseconds.
+func (c *wallClock) nowNs() int64 {
+	mono := int64(time.Since(monoStart))
+	if d := mono - c.synced.Load(); d >= 0 && d < int64(wallSync) {
+		return c.offset.Load() + mono
+	}
+	return c.sync()
+}
+
+// sync reads the wall clock, and returns it in Unix nanoseconds.
+func (c *wallClock) sync() int64 {
+	t := time.Now()
+	mono := int64(t.Sub(monoStart))
+	c.offset.Store(t.UnixNano() - mono)
+	c.synced.Store(mono)
+	return t.UnixNano()
+}
 
 // New returns the next ID. It returns [ErrMonotonicOverflow], leaving the
 // generator's state unchanged, when this millisecond's randomness is used up,
@@ -182,11 +241,7 @@ func (g *Generator) now() int64 { return g.clock().UnixMilli() - g.epochMs }
 // than the generator's max lead, and [ErrTimeRange] when the clock is before
 // the epoch or past its range.
 func (g *Generator) New() (ID, error) {
-	now := g.now()
-	g.mu.Lock()
-	id, err := g.next(now)
-	g.mu.Unlock()
-	return id, err
+	return g.next(g.now())
 }
 
 // NewWait is like [Generator.New] but, instead of returning
@@ -199,17 +254,14 @@ func (g *Generator) New() (ID, error) {
 func (g *Generator) NewWait(ctx context.Context) (ID, error) {
 	for {
 		now := g.now()
-		g.mu.Lock()
 		id, err := g.next(now)
-		last := g.lastMs
-		if err == ErrMonotonicOverflow && now < last {
-			if last+1-now > g.maxLead {
-				err = g.behind(now)
+		if last := g.last.Load(); err == ErrMonotonicOverflow && now < lastMs(last) {
+			if lastMs(last)+1-now > g.maxLead {
+				err = g.behind(now, last)
 			} else {
-				id, err = g.next(last + 1)
+				id, err = g.next(lastMs(last) + 1)
 			}
 		}
-		g.mu.Unlock()
 		if err != ErrMonotonicOverflow {
 			return id, err
 		}
@@ -217,7 +269,7 @@ func (g *Generator) NewWait(ctx context.Context) (ID, error) {
 			return 0, err
 		}
 		// Sleep until the clock reaches the next millisecond, then retry.
-		t := time.NewTimer(time.Millisecond - time.Duration(g.clock().Nanosecond()%1e6))
+		t := time.NewTimer(time.Millisecond - g.nsIntoMs())
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -227,21 +279,40 @@ func (g *Generator) NewWait(ctx context.Context) (ID, error) {
 	}
 }
 
-// next makes the ID for the clock reading now. g.mu must be held.
+// next makes the ID for the clock reading now, and makes it the last one,
+// unless it returns an error.
 func (g *Generator) next(now int64) (ID, error) {
-	if now <= g.lastMs {
+	for {
+		last := g.last.Load()
+		id, err := g.after(last, now)
+		if err != nil || g.last.CompareAndSwap(last, uint64(id)) {
+			return id, err
+		}
+	}
+}
+
+// lastMs returns the timestamp of the last ID, math.MinInt64 if none.
+func lastMs(last uint64) int64 {
+	if last == 0 {
+		return math.MinInt64
+	}
+	return int64(last >> RandomBits)
+}
+
+// after returns the ID that follows last at the clock reading now.
+func (g *Generator) after(last uint64, now int64) (ID, error) {
+	if ms := lastMs(last); now <= ms {
 		// Same millisecond, or the clock stepped back: count on in the last
 		// millisecond, unless the clock is too far behind it.
-		if g.lastMs-now > g.maxLead {
-			return 0, g.behind(now)
+		if ms-now > g.maxLead {
+			return 0, g.behind(now, last)
 		}
-		step, _ := bits.Mul64(g.src.Uint64(), g.stepMax) // uniform in [0, stepMax)
-		r := g.lastRnd + 1 + step
+		step, _ := bits.Mul64(g.random(), g.stepMax) // uniform in [0, stepMax)
+		r := (last&(1<<RandomBits-1))>>g.shift + 1 + step
 		if r > g.rndMask {
 			return 0, ErrMonotonicOverflow
 		}
-		g.lastRnd = r
-		return ID(uint64(g.lastMs)<<RandomBits | r<<g.shift | g.sid), nil
+		return ID(uint64(ms)<<RandomBits | r<<g.shift | g.sid), nil
 	}
 	if now < 0 || now > MaxTimestamp {
 		return 0, fmt.Errorf("%w: clock reads %s, not between %s and %s", ErrTimeRange,
@@ -249,18 +320,29 @@ func (g *Generator) next(now int64) (ID, error) {
 			time.UnixMilli(g.epochMs).UTC().Format(RFC3339Milli),
 			time.UnixMilli(g.epochMs+MaxTimestamp).UTC().Format(RFC3339Milli))
 	}
-	r := g.src.Uint64() & (g.rndMask >> 1) // the lower half: the upper half is left for the steps
+	r := g.random() & (g.rndMask >> 1) // the lower half: the upper half is left for the steps
 	if now == 0 && r == 0 && g.sid == 0 {
 		r = 1 // never the zero ID, even at the epoch's first millisecond
 	}
-	g.lastMs, g.lastRnd = now, r
 	return ID(uint64(now)<<RandomBits | r<<g.shift | g.sid), nil
 }
 
-func (g *Generator) behind(now int64) error {
+// random returns 64 random bits: from the runtime's ChaCha8 generator
+// (math/rand/v2's, seeded from the operating system, one state per thread,
+// no lock), or from the source given to [WithRandom].
+func (g *Generator) random() uint64 {
+	if g.src == nil {
+		return rand.Uint64()
+	}
+	g.srcMu.Lock()
+	defer g.srcMu.Unlock()
+	return g.src.Uint64()
+}
+
+func (g *Generator) behind(now int64, last uint64) error {
 	return fmt.Errorf("%w: the clock reads %s, %s behind the last ID's time %s (max lead %s): "+
 		"the clock stepped back or an earlier reading was wrong; fix the clock, then call Reset or make a new generator",
-		ErrClockBehind, g.format(now), time.Duration(g.lastMs-now)*time.Millisecond, g.format(g.lastMs),
+		ErrClockBehind, g.format(now), time.Duration(lastMs(last)-now)*time.Millisecond, g.format(lastMs(last)),
 		time.Duration(g.maxLead)*time.Millisecond)
 }
 
@@ -274,9 +356,7 @@ func (g *Generator) format(ms int64) string {
 // carried a time the clock no longer reads), and could repeat one of them
 // only by drawing the same random bits in the same millisecond.
 func (g *Generator) Reset() {
-	g.mu.Lock()
-	g.lastMs, g.lastRnd = math.MinInt64, 0
-	g.mu.Unlock()
+	g.last.Store(0)
 }
 
 var defaultGenerator, _ = NewGenerator()

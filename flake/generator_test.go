@@ -3,6 +3,7 @@ package flake
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -465,5 +466,41 @@ func TestNewAllocatesNothing(t *testing.T) {
 	buf := make([]byte, 0, 32)
 	if n := testing.AllocsPerRun(1000, func() { _, _ = Parse("00EZJCRCB4650"); buf, _ = id.AppendText(buf[:0]) }); n != 0 {
 		t.Errorf("Parse and AppendText allocate %v times", n)
+	}
+}
+
+// TestGeneratorDefaultClockFollowsWallClock: the default clock (the wall
+// clock, with the monotonic clock's elapsed time added between readings)
+// stamps every ID with a time between wall-clock readings taken before and
+// after it, across many wall readings, from concurrent goroutines.
+func TestGeneratorDefaultClockFollowsWallClock(t *testing.T) {
+	g, err := NewGenerator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		wg.Go(func() {
+			deadline := time.Now().Add(200 * time.Millisecond)
+			for time.Now().Before(deadline) {
+				before := time.Now().UnixMilli()
+				id, err := g.NewWait(context.Background())
+				after := time.Now().UnixMilli()
+				if err != nil {
+					errs <- err
+					return
+				}
+				if ms := id.Time().UnixMilli(); ms < before || ms > after {
+					errs <- fmt.Errorf("ID stamped %d, made between %d and %d", ms, before, after)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
 	}
 }
