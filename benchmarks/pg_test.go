@@ -18,7 +18,10 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m, pgtest.Migrated) }
 
-var insertRows = flag.Int("rows", 1_000_000, "rows per table in BenchmarkInsert (10M: -rows 10000000)")
+var (
+	insertRows  = flag.Int("rows", 10_000_000, "rows per table in BenchmarkInsert")
+	insertSteps = flag.Int("steps", 10, "BenchmarkInsert measures the rate and the index size after every rows/steps rows")
+)
 
 // scheme is a primary-key scheme of BenchmarkInsert.
 type scheme struct {
@@ -26,8 +29,10 @@ type scheme struct {
 	ddl     string // CREATE TABLE t (...)
 	load    func(ctx context.Context, conn *pgx.Conn, n int) error
 	pkIndex string
+	minPG   int // the oldest server_version_num that has it, 0 for all
 }
 
+// copyRows copies n rows made by row into t.
 func copyRows(ctx context.Context, conn *pgx.Conn, cols []string, n int, row func(i int) []any) error {
 	_, err := conn.CopyFrom(ctx, pgx.Identifier{"t"}, cols, pgx.CopyFromSlice(n, func(i int) ([]any, error) { return row(i), nil }))
 	return err
@@ -41,11 +46,11 @@ func schemes() []scheme {
 		{"bigserial", `CREATE TABLE t (id bigserial PRIMARY KEY, v int NOT NULL)`,
 			func(ctx context.Context, c *pgx.Conn, n int) error {
 				return copyRows(ctx, c, []string{"v"}, n, func(i int) []any { return []any{int32(i)} })
-			}, "t_pkey"},
+			}, "t_pkey", 0},
 		{"ulidflake-app-copy", `CREATE TABLE t (id bigint PRIMARY KEY, v int NOT NULL)`,
 			func(ctx context.Context, c *pgx.Conn, n int) error {
 				return copyRows(ctx, c, []string{"id", "v"}, n, func(i int) []any { return []any{newID(), int32(i)} })
-			}, "t_pkey"},
+			}, "t_pkey", 0},
 		{"ulidflake-app-insert", `CREATE TABLE t (id bigint PRIMARY KEY, v int NOT NULL)`,
 			func(ctx context.Context, c *pgx.Conn, n int) error {
 				const batch = 10_000
@@ -60,77 +65,105 @@ func schemes() []scheme {
 					}
 				}
 				return nil
-			}, "t_pkey"},
+			}, "t_pkey", 0},
 		{"ulidflake-default", `CREATE TABLE t (id bigint PRIMARY KEY DEFAULT ulid_flake(), v int NOT NULL)`,
 			func(ctx context.Context, c *pgx.Conn, n int) error {
 				return copyRows(ctx, c, []string{"v"}, n, func(i int) []any { return []any{int32(i)} })
-			}, "t_pkey"},
+			}, "t_pkey", 0},
 		{"uuidv4-default", `CREATE TABLE t (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), v int NOT NULL)`,
 			func(ctx context.Context, c *pgx.Conn, n int) error {
 				return copyRows(ctx, c, []string{"v"}, n, func(i int) []any { return []any{int32(i)} })
-			}, "t_pkey"},
+			}, "t_pkey", 0},
 		{"uuidv7-app", `CREATE TABLE t (id uuid PRIMARY KEY, v int NOT NULL)`,
 			func(ctx context.Context, c *pgx.Conn, n int) error {
 				return copyRows(ctx, c, []string{"id", "v"}, n, func(i int) []any {
 					u, _ := uuid.NewV7()
 					return []any{[16]byte(u), int32(i)}
 				})
-			}, "t_pkey"},
+			}, "t_pkey", 0},
+		{"uuidv7-default", `CREATE TABLE t (id uuid PRIMARY KEY DEFAULT uuidv7(), v int NOT NULL)`,
+			func(ctx context.Context, c *pgx.Conn, n int) error {
+				return copyRows(ctx, c, []string{"v"}, n, func(i int) []any { return []any{int32(i)} })
+			}, "t_pkey", 180000},
 	}
 }
 
-// BenchmarkInsert loads -rows rows (default 1M) into a table keyed by each
-// scheme, on each server, and reports rows/s, the primary-key index size,
-// its leaf density (pgstattuple) and the WAL written per row. Run it with
-// -benchtime 1x: one load is the measurement.
+// BenchmarkInsert loads -rows rows (default 10M) into a table keyed by each
+// scheme, on each server, in -steps loads of equal size (default 10), and
+// reports the rate and the primary-key index size after each load
+// ("rows/s@k", "pk-bytes@k" for k = 1..steps), the whole load's rate, the
+// index's leaf density (pgstattuple) and the WAL written per row. Run it
+// with -benchtime 1x: one load is the measurement. It logs each server's
+// shared_buffers, which the report marks on the index-size charts.
 func BenchmarkInsert(b *testing.B) {
 	ctx := context.Background()
 	for _, s := range pgtest.Servers(b) {
+		db := s.NewDB(b)
+		var versionNum int
+		var sharedBuffers int64
+		if err := db.QueryRow(ctx, `SELECT current_setting('server_version_num')::int,
+			(SELECT setting::bigint * pg_size_bytes(unit) FROM pg_settings WHERE name = 'shared_buffers')`).Scan(&versionNum, &sharedBuffers); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("server_setting %s shared_buffers %d", s.Name, sharedBuffers) // read by cmd/report
 		for _, sc := range schemes() {
+			if versionNum < sc.minPG {
+				continue
+			}
 			b.Run(fmt.Sprintf("%s/%s", s.Name, sc.name), func(b *testing.B) {
-				var rowsPerSec, indexBytes, density, walPerRow float64
 				for b.Loop() {
 					b.StopTimer()
-					db := s.NewDB(b)
-					conn, err := pgx.Connect(ctx, db.URL)
-					if err != nil {
-						b.Fatal(err)
-					}
-					pgxtype.Register(conn.TypeMap())
-					if _, err := conn.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pgstattuple; `+sc.ddl+`; CHECKPOINT`); err != nil {
-						b.Fatal(err)
-					}
-					var lsn0 string
-					if err := conn.QueryRow(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&lsn0); err != nil {
-						b.Fatal(err)
-					}
-					b.StartTimer()
-					start := time.Now()
-					if err := sc.load(ctx, conn, *insertRows); err != nil {
-						b.Fatal(err)
-					}
-					elapsed := time.Since(start)
-					b.StopTimer()
-					var wal int64
-					if err := conn.QueryRow(ctx, `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::bigint, pg_relation_size($2::regclass), (pgstatindex($2)).avg_leaf_density`,
-						lsn0, sc.pkIndex).Scan(&wal, new(int64), &density); err != nil {
-						b.Fatal(err)
-					}
-					var size int64
-					_ = conn.QueryRow(ctx, `SELECT pg_relation_size($1::regclass)`, sc.pkIndex).Scan(&size)
-					rowsPerSec = float64(*insertRows) / elapsed.Seconds()
-					indexBytes = float64(size)
-					walPerRow = float64(wal) / float64(*insertRows)
-					conn.Close(ctx)
+					loadInSteps(ctx, b, s, sc)
 					b.StartTimer()
 				}
-				b.ReportMetric(rowsPerSec, "rows/s")
-				b.ReportMetric(indexBytes, "pk-bytes")
-				b.ReportMetric(density, "leaf-density-%")
-				b.ReportMetric(walPerRow, "wal-B/row")
 			})
 		}
 	}
+}
+
+// loadInSteps makes a fresh database, loads it with sc in steps, and
+// reports the metrics of BenchmarkInsert.
+func loadInSteps(ctx context.Context, b *testing.B, s *pgtest.Server, sc scheme) {
+	db := s.NewDB(b)
+	conn, err := pgx.Connect(ctx, db.URL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	pgxtype.Register(conn.TypeMap())
+	if _, err := conn.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pgstattuple; `+sc.ddl+`; CHECKPOINT`); err != nil {
+		b.Fatal(err)
+	}
+	var lsn0 string
+	if err := conn.QueryRow(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&lsn0); err != nil {
+		b.Fatal(err)
+	}
+	step := *insertRows / *insertSteps
+	var total time.Duration
+	for k := 1; k <= *insertSteps; k++ {
+		start := time.Now()
+		if err := sc.load(ctx, conn, step); err != nil {
+			b.Fatal(err)
+		}
+		elapsed := time.Since(start)
+		total += elapsed
+		var size int64
+		if err := conn.QueryRow(ctx, `SELECT pg_relation_size($1::regclass)`, sc.pkIndex).Scan(&size); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(step)/elapsed.Seconds(), fmt.Sprintf("rows/s@%d", k))
+		b.ReportMetric(float64(size), fmt.Sprintf("pk-bytes@%d", k))
+	}
+	var wal int64
+	var density float64
+	if err := conn.QueryRow(ctx, `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::bigint, (pgstatindex($2)).avg_leaf_density`,
+		lsn0, sc.pkIndex).Scan(&wal, &density); err != nil {
+		b.Fatal(err)
+	}
+	rows := step * *insertSteps
+	b.ReportMetric(float64(rows)/total.Seconds(), "rows/s")
+	b.ReportMetric(density, "leaf-density-%")
+	b.ReportMetric(float64(wal)/float64(rows), "wal-B/row")
 }
 
 // BenchmarkPgxScan1M reads a million bigint IDs through pgx: into int64,

@@ -1,68 +1,89 @@
 package main
 
 import (
-	"fmt"
-	"image"
 	"image/color"
-	"image/png"
-	"os"
+	"strings"
 
-	"golang.org/x/image/font"
-	"golang.org/x/image/font/basicfont"
-	"golang.org/x/image/math/fixed"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
 )
 
-// bar is one labelled value of a chart.
+// bar is one labelled value of a bar chart.
 type bar struct {
 	label string
 	value float64
 }
 
-// barChart draws horizontal bars to a PNG file. With relative, values are
-// shown as ratios to the smallest one; otherwise as they are.
-func barChart(file, title string, bars []bar, relative bool) error {
-	const (
-		w, rowH, left, top = 900, 26, 190, 40
-	)
-	h := top + rowH*len(bars) + 20
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for i := range img.Pix {
-		img.Pix[i] = 0xff
-	}
-	text(img, 10, 22, title)
-	ref, top1 := bars[0].value, bars[0].value
-	for _, b := range bars {
-		ref = min(ref, b.value)
-		top1 = max(top1, b.value)
-	}
-	if !relative {
-		ref = 1
-	}
-	scale := float64(w-left-110) / (top1 / ref)
+// ulidflakeColor marks ulidflake's own bars and lines.
+var ulidflakeColor = color.RGBA{0xd9, 0x6c, 0x1e, 0xff}
+
+// barChart draws horizontal bars, one per value, to a PNG file, with the
+// value axis labelled by unit.
+func barChart(file, title, unit string, bars []bar) error {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = unit
+	p.X.Min = 0
+	names := make([]string, len(bars))
 	for i, b := range bars {
-		y := top + i*rowH
-		text(img, 10, y+16, b.label)
-		length := int(b.value / ref * scale)
-		c := color.RGBA{0x4a, 0x78, 0xb8, 0xff}
-		if b.label == "ulidflake" || len(b.label) > 9 && b.label[:9] == "ulidflake" {
-			c = color.RGBA{0xd9, 0x6c, 0x1e, 0xff}
+		// Bars are drawn bottom-up: reverse them, so that the chart reads
+		// in the order of the table.
+		j := len(bars) - 1 - i
+		names[j] = b.label
+		vals := make(plotter.Values, len(bars))
+		vals[j] = b.value
+		bc, err := plotter.NewBarChart(vals, vg.Points(14))
+		if err != nil {
+			return err
 		}
-		for x := left; x < left+max(length, 1); x++ {
-			for yy := y + 4; yy < y+rowH-4; yy++ {
-				img.Set(x, yy, c)
-			}
+		bc.Horizontal = true
+		bc.LineStyle.Width = 0
+		bc.Color = color.RGBA{0x4a, 0x78, 0xb8, 0xff}
+		if strings.HasPrefix(b.label, "ulidflake") {
+			bc.Color = ulidflakeColor
 		}
-		text(img, left+length+6, y+16, fmt.Sprintf("%.2fx", b.value/ref))
+		p.Add(bc)
 	}
-	f, err := os.Create(file)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return png.Encode(f, img)
+	p.NominalY(names...)
+	p.Add(plotter.NewGrid())
+	return p.Save(16*vg.Centimeter, vg.Length(2+0.75*float64(len(bars)))*vg.Centimeter, file)
 }
 
-func text(img *image.RGBA, x, y int, s string) {
-	d := &font.Drawer{Dst: img, Src: image.NewUniform(color.Black), Face: basicfont.Face7x13, Dot: fixed.P(x, y)}
-	d.DrawString(s)
+// series is one line of a line chart.
+type series struct {
+	label string
+	xys   plotter.XYs
+}
+
+// lineChart draws lines with points to a PNG file. With hline > 0, a
+// dashed horizontal line labelled hlabel marks that value.
+func lineChart(file, title, xLabel, yLabel string, lines []series, hline float64, hlabel string) error {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = xLabel
+	p.Y.Label.Text = yLabel
+	p.X.Min, p.Y.Min = 0, 0
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Add(plotter.NewGrid())
+	for i, s := range lines {
+		l, pts, err := plotter.NewLinePoints(s.xys)
+		if err != nil {
+			return err
+		}
+		l.Color, pts.Color = plotutil.Color(i), plotutil.Color(i)
+		pts.Shape = plotutil.Shape(i)
+		p.Add(l, pts)
+		p.Legend.Add(s.label, l, pts)
+	}
+	if hline > 0 {
+		f := plotter.NewFunction(func(float64) float64 { return hline })
+		f.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		f.Color = color.Gray{0x60}
+		p.Add(f)
+		p.Legend.Add(hlabel, f)
+		p.Y.Max = max(p.Y.Max, hline*1.1)
+	}
+	return p.Save(18*vg.Centimeter, 11*vg.Centimeter, file)
 }

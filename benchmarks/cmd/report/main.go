@@ -2,12 +2,13 @@
 // and in PostgreSQL against bigserial and UUIDs), and writes BENCHMARKS.md
 // and its charts from the results:
 //
-//	cd benchmarks && go run ./cmd/report            # about 17 minutes on 2 cores
-//	go run ./cmd/report -rows 10000000             # the insert comparison at 10M rows
+//	cd benchmarks && go run ./cmd/report            # about an hour on 2 cores
+//	go run ./cmd/report -quick                     # a few minutes: checks the command, not figures
+//	go run ./cmd/report -from ../docs/benchmarks/results.json   # the report again, from saved results
 //
-// PostgreSQL comes from the same environment variables as the tests
-// (ULIDFLAKE_PG_IMAGES, ULIDFLAKE_TEST_DATABASE_URL); with neither set, it
-// builds and uses the local images as CI does.
+// PostgreSQL comes from the test harness, as for go test: PostgreSQL 15, 17
+// and 18 by default, its images built on first use (ULIDFLAKE_PG_IMAGES
+// narrows them).
 package main
 
 import (
@@ -31,7 +32,7 @@ import (
 
 var (
 	count  = flag.Int("count", 6, "runs of each benchmark (medians are reported)")
-	rows   = flag.Int("rows", 1_000_000, "rows per table in the insert comparison")
+	rows   = flag.Int("rows", 10_000_000, "rows per table in the insert comparison, loaded in 10 steps")
 	out    = flag.String("out", "../BENCHMARKS.md", "the report")
 	charts = flag.String("charts", "../docs/benchmarks", "where the PNG charts go")
 	quick  = flag.Bool("quick", false, "short runs, to check the command itself (figures not for the report)")
@@ -77,6 +78,7 @@ func (r results) median(name, unit string) (float64, bool) {
 var (
 	benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
 	version   = regexp.MustCompile(`server_version (\S+) (.*)$`)
+	setting   = regexp.MustCompile(`server_setting (\S+) (\S+) (\S+)$`)
 )
 
 // run runs go test in dir with args, echoes its output, and parses it.
@@ -97,6 +99,9 @@ func run(r results, versions map[string]string, dir string, args ...string) {
 		if m := version.FindStringSubmatch(line); m != nil {
 			versions[m[1]] = m[2]
 		}
+		if m := setting.FindStringSubmatch(line); m != nil {
+			versions[m[1]+":"+m[2]] = m[3]
+		}
 		m := benchLine.FindStringSubmatch(line)
 		if m == nil {
 			continue
@@ -116,18 +121,6 @@ func main() {
 	log.SetFlags(0)
 	if _, err := os.Stat("go.mod"); err != nil {
 		log.Fatal("run it from the benchmarks directory: cd benchmarks && go run ./cmd/report")
-	}
-	if *from == "" && os.Getenv("ULIDFLAKE_PG_IMAGES") == "" && os.Getenv("ULIDFLAKE_TEST_DATABASE_URL") == "" {
-		for _, v := range []string{"15", "17"} {
-			c := exec.Command("../.ci/postgres-image.sh", v)
-			c.Stdout, c.Stderr = os.Stderr, os.Stderr
-			if err := c.Run(); err != nil {
-				log.Fatalf("building the Postgres %s image: %v", v, err)
-			}
-		}
-		os.Setenv("ULIDFLAKE_PG_IMAGES", "localhost/ulidflake/postgres:15,localhost/ulidflake/postgres:17")
-		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
-		os.Setenv("TESTCONTAINERS_HOST_OVERRIDE", "localhost")
 	}
 	var sv saved
 	if *from != "" {
@@ -176,12 +169,16 @@ func measure() saved {
 		"-benchmem", "-count", cnt, "-benchtime", short("1s", "50ms"), ".")
 	run(r, versions, ".", "test", "-run", "^$", "-bench", "^BenchmarkGenerateUnderCap$", "-benchmem", "-count", cnt, "-benchtime", short("20000x", "400x"), ".")
 	run(r, versions, ".", "test", "-run", "^$", "-bench", "^BenchmarkPgxScan1M$", "-benchmem", "-count", cnt, "-benchtime", short("3x", "1x"), "-v", ".")
-	run(r, versions, ".", "test", "-run", "^$", "-bench", "^BenchmarkInsert$", "-count", short("3", "1"), "-benchtime", "1x",
-		"-timeout", "3h", ".", "-args", "-rows", strconv.Itoa(*rows))
+	rows := *rows
+	if *quick {
+		rows = 100_000
+	}
+	run(r, versions, ".", "test", "-run", "^$", "-bench", "^BenchmarkInsert$", "-count", "1", "-benchtime", "1x", "-v",
+		"-timeout", "3h", ".", "-args", "-rows", strconv.Itoa(rows))
 	run(r, versions, "..", "test", "-run", "^$", "-bench", ".", "-benchmem", "-count", cnt, "-benchtime", short("1s", "50ms"), "./flake", "./pgxtype")
-	run(r, versions, "..", "test", "-run", "^$", "-bench", "BenchmarkGormCreate|BenchmarkSQLGenerate", "-count", cnt,
+	run(r, versions, "..", "test", "-run", "^$", "-bench", "BenchmarkGormCreate|BenchmarkSQLGenerate|BenchmarkSQLCopyDefault", "-count", cnt,
 		"-benchtime", short("20x", "2x"), "./integration_test/")
-	return saved{Results: r, Versions: versions, Started: started, Rows: *rows, Count: *count, Quick: *quick,
+	return saved{Results: r, Versions: versions, Started: started, Rows: rows, Count: *count, Quick: *quick,
 		Machine: fmt.Sprintf("%s, took %s", machine(), time.Since(started).Round(time.Minute))}
 }
 
