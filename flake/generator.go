@@ -37,7 +37,8 @@ import (
 // rather than make IDs stamped with the wrong time or out of order; fix the
 // clock, then call [Generator.Reset] (or make a new generator).
 type Generator struct {
-	last atomic.Uint64 // the last ID made, 0 before the first (never an ID)
+	last    atomic.Uint64 // the last ID made, 0 before the first (never an ID)
+	movedOn atomic.Int64  // the monotonic millisecond in which NewWait last moved the logical clock on
 
 	clock   func() time.Time // nil: wall, the default clock
 	wall    wallClock
@@ -156,6 +157,7 @@ func NewGenerator(opts ...Option) (*Generator, error) {
 		}
 	}
 	g := &Generator{clock: c.clock, epochMs: c.epoch.UnixMilli(), src: c.src, maxLead: c.maxLead.Milliseconds()}
+	g.wall.synced.Store(math.MinInt64 / 2) // no offset yet
 	g.wall.sync()
 	maxEntropy := 3
 	g.rndMask = 1<<RandomBits - 1
@@ -226,13 +228,21 @@ func (c *wallClock) nowNs() int64 {
 	return c.sync()
 }
 
-// sync reads the wall clock, and returns it in Unix nanoseconds.
+// sync reads the wall clock, and returns it in Unix nanoseconds. time.Now
+// reads the wall and the monotonic clock one after the other; if the thread
+// is held up between the two, their offset is off by the delay. So sync
+// takes two readings, and keeps the offset only when both clocks moved by
+// the same time (within 20µs) from one to the other; otherwise it keeps the
+// last offset and tries again at the next call.
 func (c *wallClock) sync() int64 {
-	t := time.Now()
-	mono := int64(t.Sub(monoStart))
-	c.offset.Store(t.UnixNano() - mono)
-	c.synced.Store(mono)
-	return t.UnixNano()
+	a := time.Now()
+	b := time.Now()
+	if skew := b.UnixNano() - a.UnixNano() - int64(b.Sub(a)); skew < 20_000 && skew > -20_000 {
+		mono := int64(b.Sub(monoStart))
+		c.offset.Store(b.UnixNano() - mono)
+		c.synced.Store(mono)
+	}
+	return b.UnixNano()
 }
 
 // New returns the next ID. It returns [ErrMonotonicOverflow], leaving the
@@ -247,20 +257,16 @@ func (g *Generator) New() (ID, error) {
 // NewWait is like [Generator.New] but, instead of returning
 // [ErrMonotonicOverflow], waits for the next millisecond. It returns the
 // context's error if ctx ends first. When the clock has stepped back behind
-// the generator's logical clock, it moves the logical clock on by one
-// millisecond instead of waiting for the clock to catch up, as long as that
-// keeps it within the max lead; [ErrClockBehind] is returned at once, never
-// waited out.
+// the generator's logical clock by more than a millisecond, it moves the
+// logical clock on by one millisecond for each millisecond that passes
+// instead of waiting for the clock to catch up: the logical clock's lead
+// then stays what the step made it, and never grows. A lead beyond the max
+// lead returns [ErrClockBehind] at once, never waited out.
 func (g *Generator) NewWait(ctx context.Context) (ID, error) {
-	for {
-		now := g.now()
-		id, err := g.next(now)
-		if last := g.last.Load(); err == ErrMonotonicOverflow && now < lastMs(last) {
-			if lastMs(last)+1-now > g.maxLead {
-				err = g.behind(now, last)
-			} else {
-				id, err = g.next(lastMs(last) + 1)
-			}
+	for waited := false; ; waited = true {
+		id, err := g.next(g.now())
+		if err == ErrMonotonicOverflow {
+			id, err = g.aheadOfClock(waited)
 		}
 		if err != ErrMonotonicOverflow {
 			return id, err
@@ -277,6 +283,29 @@ func (g *Generator) NewWait(ctx context.Context) (ID, error) {
 		case <-t.C:
 		}
 	}
+}
+
+// aheadOfClock is NewWait's step when a millisecond is used up. With a
+// fresh clock reading behind the logical clock (the clock stepped back), it
+// moves the logical clock on by one millisecond, once per millisecond of
+// real (monotonic) time; otherwise, or when this millisecond has moved it
+// on already, it returns ErrMonotonicOverflow, and NewWait waits for the
+// clock. A lead of one millisecond moves the logical clock on only once the
+// caller has waited: it is what concurrent callers see at a millisecond's
+// edge, and moving on there would run ahead of a correct clock.
+func (g *Generator) aheadOfClock(waited bool) (ID, error) {
+	now, last := g.now(), g.last.Load()
+	if lead := lastMs(last) - now; lead < 1 || lead == 1 && !waited {
+		return 0, ErrMonotonicOverflow
+	}
+	if lastMs(last)+1-now > g.maxLead {
+		return 0, g.behind(now, last)
+	}
+	tick := int64(time.Since(monoStart) / time.Millisecond)
+	if moved := g.movedOn.Load(); tick <= moved || !g.movedOn.CompareAndSwap(moved, tick) {
+		return 0, ErrMonotonicOverflow
+	}
+	return g.next(lastMs(last) + 1)
 }
 
 // next makes the ID for the clock reading now, and makes it the last one,

@@ -472,35 +472,39 @@ func TestNewAllocatesNothing(t *testing.T) {
 // TestGeneratorDefaultClockFollowsWallClock: the default clock (the wall
 // clock, with the monotonic clock's elapsed time added between readings)
 // stamps every ID with a time between wall-clock readings taken before and
-// after it, across many wall readings, from concurrent goroutines.
+// after it, from 16 goroutines that use up every millisecond, in both
+// layouts: NewWait waits for the clock, never runs ahead of a correct one,
+// and never reports ErrClockBehind.
 func TestGeneratorDefaultClockFollowsWallClock(t *testing.T) {
-	g, err := NewGenerator()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 4)
-	for range 4 {
-		wg.Go(func() {
-			deadline := time.Now().Add(200 * time.Millisecond)
-			for time.Now().Before(deadline) {
-				before := time.Now().UnixMilli()
-				id, err := g.NewWait(context.Background())
-				after := time.Now().UnixMilli()
-				if err != nil {
-					errs <- err
-					return
+	for _, opts := range [][]Option{nil, {WithSID(3)}} {
+		g, err := NewGenerator(opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 16)
+		for range 16 {
+			wg.Go(func() {
+				deadline := time.Now().Add(time.Second)
+				for time.Now().Before(deadline) {
+					before := time.Now().UnixMilli()
+					id, err := g.NewWait(context.Background())
+					after := time.Now().UnixMilli()
+					if err != nil {
+						errs <- err
+						return
+					}
+					if ms := id.Time().UnixMilli(); ms < before || ms > after {
+						errs <- fmt.Errorf("ID stamped %d, made between %d and %d", ms, before, after)
+						return
+					}
 				}
-				if ms := id.Time().UnixMilli(); ms < before || ms > after {
-					errs <- fmt.Errorf("ID stamped %d, made between %d and %d", ms, before, after)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
 	}
 }
