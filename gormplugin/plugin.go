@@ -33,10 +33,14 @@
 // With an ON CONFLICT clause, a row may not be inserted: it keeps the ID it
 // already had (DO UPDATE), or nothing is written (DO NOTHING). After every
 // create, the ID in memory is the ID of the row in the database, or zero
-// where no row was written: with DO UPDATE the plugin asks for RETURNING
-// of the key (PostgreSQL and SQLite), and with DO NOTHING, when fewer rows
-// were written than given, it looks up which of the IDs it made exist, and
-// zeroes the others. This holds for the associations GORM creates in the
+// where the database does not say which row it is: with DO UPDATE the
+// plugin asks for RETURNING of the key (PostgreSQL and SQLite); with DO
+// NOTHING, when fewer rows were written than given, and with DO UPDATE
+// WHERE, whose RETURNING leaves out the rows the WHERE skips (so that GORM
+// would put the keys it reports into the wrong values), it looks up which
+// of the IDs it made exist, and zeroes the others. Children of a value
+// whose ID is zeroed are then refused (sqltype.ErrZeroID), never written
+// pointing at nothing. This holds for the associations GORM creates in the
 // same call (it creates them with ON CONFLICT DO NOTHING, or DO UPDATE with
 // FullSaveAssociations). It needs a single-column primary key; for a
 // composite key, IDs are filled but not corrected.
@@ -222,7 +226,7 @@ func (p *Plugin) fill(db *gorm.DB) {
 		return
 	}
 	st.Settings.Store(madeKey, made)
-	if !oc.DoNothing && returning(db) {
+	if !lookUp(db, oc) {
 		// DO UPDATE: the row that was there keeps its key; RETURNING puts
 		// it in memory, in the order of the rows given.
 		if c, ok := st.Clauses["RETURNING"]; ok {
@@ -236,6 +240,23 @@ func (p *Plugin) fill(db *gorm.DB) {
 			st.AddClause(clause.Returning{Columns: []clause.Column{{Name: pk.DBName}}})
 		}
 	}
+}
+
+// lookUp reports whether, after an INSERT with oc, the plugin must look up
+// which of the keys it made were written, rather than have RETURNING report
+// the rows' keys. RETURNING reports one row per row written, and GORM puts
+// them into the values given in order: that is right only when every value
+// given writes a row, as with DO UPDATE without a WHERE.
+// Maps are always looked up: GORM does not put RETURNING into them.
+func lookUp(db *gorm.DB, oc clause.OnConflict) bool {
+	rv := reflect.Indirect(db.Statement.ReflectValue)
+	if rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array {
+		if rv.Len() == 0 {
+			return true
+		}
+		rv = reflect.Indirect(rv.Index(0))
+	}
+	return oc.DoNothing || len(oc.Where.Exprs) > 0 || !returning(db) || rv.Kind() == reflect.Map
 }
 
 // onConflict returns the statement's ON CONFLICT clause.
@@ -259,9 +280,8 @@ func returning(db *gorm.DB) bool {
 }
 
 // correct runs after the INSERT of a statement with ON CONFLICT for which
-// the plugin made keys: where DO NOTHING wrote fewer rows than given, it
-// zeroes the keys it made for rows that are not in the table (or that
-// RETURNING could not report).
+// the plugin made keys: unless RETURNING reported every row's key, it
+// zeroes the keys it made for rows that are not in the table.
 func (p *Plugin) correct(db *gorm.DB) {
 	st := db.Statement
 	v, ok := st.Settings.LoadAndDelete(madeKey)
@@ -270,7 +290,7 @@ func (p *Plugin) correct(db *gorm.DB) {
 	}
 	made := v.([]any)
 	oc, _ := onConflict(st)
-	if !oc.DoNothing && returning(db) {
+	if !lookUp(db, oc) {
 		return // RETURNING has set every key
 	}
 	rv := reflect.Indirect(st.ReflectValue)
@@ -294,6 +314,10 @@ func (p *Plugin) correct(db *gorm.DB) {
 	for _, id := range found {
 		written[id] = true
 	}
+	madeHere := func(val any) bool {
+		id, ok := keyInt(val)
+		return ok && !written[id] && slices.ContainsFunc(made, func(m any) bool { k, _ := keyInt(m); return k == id })
+	}
 	zero := func(v reflect.Value) {
 		for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
 			if v.IsNil() {
@@ -301,15 +325,15 @@ func (p *Plugin) correct(db *gorm.DB) {
 			}
 			v = v.Elem()
 		}
-		if v.Kind() != reflect.Struct {
-			return
-		}
-		val, isZero := pk.ValueOf(st.Context, v)
-		if isZero {
-			return
-		}
-		if id, ok := keyInt(val); ok && !written[id] && slices.ContainsFunc(made, func(m any) bool { k, _ := keyInt(m); return k == id }) {
-			_ = pk.Set(st.Context, v, reflect.Zero(pk.FieldType).Interface())
+		switch v.Kind() {
+		case reflect.Struct:
+			if val, isZero := pk.ValueOf(st.Context, v); !isZero && madeHere(val) {
+				_ = pk.Set(st.Context, v, reflect.Zero(pk.FieldType).Interface())
+			}
+		case reflect.Map:
+			if key, held := mapKey(v, pk); held && madeHere(v.MapIndex(key).Interface()) {
+				v.SetMapIndex(key, reflect.Zero(pk.FieldType))
+			}
 		}
 	}
 	if rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array {
@@ -377,7 +401,7 @@ func (p *Plugin) fillValue(db *gorm.DB, fields []*schema.Field, v reflect.Value,
 			}
 		}
 	case reflect.Map:
-		return made, p.fillMap(db, fields, v)
+		return p.fillMap(db, fields, v, made)
 	}
 	return made, nil
 }
@@ -410,32 +434,49 @@ func (p *Plugin) newValue(db *gorm.DB, f *schema.Field) (any, error) {
 	return id, nil
 }
 
-// fillMap adds a new ID under the field's name to a map that has neither
-// its name nor its column name, for db.Model(&T{}).Create(map[string]any{...}).
-func (p *Plugin) fillMap(db *gorm.DB, fields []*schema.Field, m reflect.Value) error {
+// fillMap gives a map a new ID for each field it holds no non-zero value
+// for, under the key it holds for the field (its name or its column name),
+// or under its name, for db.Model(&T{}).Create(map[string]any{...}).
+func (p *Plugin) fillMap(db *gorm.DB, fields []*schema.Field, m reflect.Value, made []any) ([]any, error) {
 	if m.Type().Key().Kind() != reflect.String {
-		return nil
+		return made, nil
 	}
 	for _, f := range fields {
-		if present(m, f.Name) || present(m, f.DBName) {
+		key, held := mapKey(m, f)
+		if held && present(m, key) {
 			continue
 		}
 		val, err := p.newValue(db, f)
 		if err != nil {
-			return err
+			return made, err
 		}
 		rv := reflect.ValueOf(val)
 		if !rv.Type().AssignableTo(m.Type().Elem()) {
-			return fmt.Errorf("gormplugin: cannot fill %s.%s into a %s", db.Statement.Schema.Name, f.Name, m.Type())
+			return made, fmt.Errorf("gormplugin: cannot fill %s.%s into a %s", db.Statement.Schema.Name, f.Name, m.Type())
 		}
-		m.SetMapIndex(reflect.ValueOf(f.Name).Convert(m.Type().Key()), rv)
+		m.SetMapIndex(key, rv)
+		if f.PrimaryKey {
+			made = append(made, val)
+		}
 	}
-	return nil
+	return made, nil
+}
+
+// mapKey returns the key under which map m holds field f: its name or its
+// column name; or its name, and false, if m holds neither.
+func mapKey(m reflect.Value, f *schema.Field) (reflect.Value, bool) {
+	for _, k := range []string{f.Name, f.DBName} {
+		key := reflect.ValueOf(k).Convert(m.Type().Key())
+		if m.MapIndex(key).IsValid() {
+			return key, true
+		}
+	}
+	return reflect.ValueOf(f.Name).Convert(m.Type().Key()), false
 }
 
 // present reports whether map m has a non-zero value under key.
-func present(m reflect.Value, key string) bool {
-	v := m.MapIndex(reflect.ValueOf(key).Convert(m.Type().Key()))
+func present(m reflect.Value, key reflect.Value) bool {
+	v := m.MapIndex(key)
 	if !v.IsValid() {
 		return false
 	}

@@ -414,3 +414,50 @@ func TestGormSQLiteKeysNotNull(t *testing.T) {
 	require.True(t, ok)
 	require.IsType(t, &sqlite.Dialector{}, d.Unwrap())
 }
+
+// Every ID type as a GORM field: a second AutoMigrate issues no DDL, on
+// PostgreSQL and SQLite, and a TextID is stored as text that a look-up by
+// its string form finds.
+type AllKinds struct {
+	ID    ulidflake.TextID `gorm:"primaryKey"`
+	Num   ulidflake.ID     `ulidflake:"fill"`
+	Null  ulidflake.NullID
+	Flake flake.ID `ulidflake:"fill"`
+	Ptr   *ulidflake.ID
+	Txt   ulidflake.TextID
+}
+
+func TestGormAutoMigrateStable(t *testing.T) {
+	t.Parallel()
+	run := func(t *testing.T, d gorm.Dialector) {
+		log := &sqlLog{Interface: logger.Discard}
+		db, err := gorm.Open(d, &gorm.Config{Logger: log})
+		require.NoError(t, err)
+		require.NoError(t, db.Use(gormplugin.New()))
+		require.NoError(t, db.AutoMigrate(&AllKinds{}))
+		log.take()
+		require.NoError(t, db.AutoMigrate(&AllKinds{}))
+		for _, s := range log.take() {
+			require.NotRegexp(t, `(?i)^\s*(CREATE|ALTER|DROP|INSERT)`, s, "a second AutoMigrate changed the schema")
+		}
+		id, err := ulidflake.New()
+		require.NoError(t, err)
+		txt, err := ulidflake.New()
+		require.NoError(t, err)
+		require.NoError(t, db.Create(&AllKinds{ID: ulidflake.TextID{ID: id}, Txt: ulidflake.TextID{ID: txt}}).Error)
+		var got AllKinds
+		require.NoError(t, db.First(&got, "id = ?", id.String()).Error)
+		require.Equal(t, txt, got.Txt.ID)
+		var n int64
+		require.NoError(t, db.Model(&AllKinds{}).Where("txt = ?", txt.String()).Count(&n).Error)
+		require.EqualValues(t, 1, n)
+	}
+	pgtest.Run(t, func(t *testing.T, pdb *pgtest.DB) {
+		t.Parallel()
+		run(t, postgres.Open(pdb.URL))
+	})
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		run(t, sqlite.Open(filepath.Join(t.TempDir(), "kinds.db")))
+	})
+}

@@ -1,6 +1,7 @@
 package integration_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/ulidflake/ulidflake"
 	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/sqltype"
 )
 
 // The models of the upsert tests: a unique email besides the key.
@@ -157,5 +159,57 @@ func TestGormLookupByString(t *testing.T) {
 
 		_, err = ulidflake.Parse("not-an-id")
 		require.ErrorIs(t, err, flake.ErrLength)
+	})
+}
+
+// DO UPDATE with a WHERE, whose RETURNING leaves out the rows it skips, and
+// creates from maps: the ID in memory is the row's, or zero, never another
+// row's, never shared by two values; children of a zeroed value are
+// refused, not written pointing at nothing; a map's zero or nil key is
+// filled under the key the map holds.
+func TestGormUpsertWhereAndMaps(t *testing.T) {
+	t.Parallel()
+	gormRun(t, true, func(t *testing.T, db *gorm.DB) {
+		require.NoError(t, db.AutoMigrate(&Member{}, &Post{}))
+		ada := Member{Email: "ada@example.com", Name: "Ada"}
+		require.NoError(t, db.Create(&ada).Error)
+		skip := clause.OnConflict{Columns: []clause.Column{{Name: "email"}}, DoUpdates: clause.AssignmentColumns([]string{"name"}),
+			Where: clause.Where{Exprs: []clause.Expression{clause.Expr{SQL: "1 = 0"}}}}
+
+		one := Member{Email: "ada@example.com", Name: "skipped"}
+		res := db.Clauses(skip).Create(&one)
+		require.NoError(t, res.Error)
+		require.Zero(t, res.RowsAffected)
+		require.Zero(t, one.ID, "a row the WHERE skipped kept a phantom ID")
+
+		batch := []Member{{Email: "ada@example.com"}, {Email: "bob@example.com", Name: "Bob"}}
+		require.NoError(t, db.Clauses(skip).Create(&batch).Error)
+		require.Zero(t, batch[0].ID)
+		require.Equal(t, memberID(t, db, "bob@example.com"), batch[1].ID)
+
+		parent := Member{Email: "ada@example.com", Posts: []Post{{Title: "orphan?"}}}
+		require.ErrorIs(t, db.Clauses(skip).Create(&parent).Error, sqltype.ErrZeroID)
+		var n int64
+		require.NoError(t, db.Model(&Post{}).Where("title = ?", "orphan?").Count(&n).Error)
+		require.Zero(t, n, "a child was written pointing at no parent")
+
+		for i, key := range []any{nil, ulidflake.ID(0), int64(0)} {
+			email := fmt.Sprintf("map%d@example.com", i)
+			m := map[string]any{"email": email, "id": key}
+			require.NoError(t, db.Model(&Member{}).Create(m).Error, "key %#v", key)
+			require.Equal(t, memberID(t, db, email), m["id"], "key %#v", key)
+			require.NotContains(t, m, "ID")
+		}
+		for _, oc := range []clause.OnConflict{{DoNothing: true}, skip,
+			{Columns: []clause.Column{{Name: "email"}}, DoUpdates: clause.AssignmentColumns([]string{"name"})}} {
+			m := map[string]any{"email": "ada@example.com", "name": "Ada"}
+			require.NoError(t, db.Model(&Member{}).Clauses(oc).Create(m).Error)
+			if id, ok := m["ID"]; ok {
+				require.Zero(t, id, "a map kept a phantom ID")
+			}
+		}
+		require.Equal(t, ada.ID, memberID(t, db, "ada@example.com"))
+		require.NoError(t, db.Model(&Member{}).Where("id = 0 OR id IS NULL").Count(&n).Error)
+		require.Zero(t, n)
 	})
 }

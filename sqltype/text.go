@@ -13,13 +13,14 @@ import (
 // sorted by the database as numbers.
 type TextID struct{ ID }
 
-// Value implements [driver.Valuer]: the 13-character string. It returns
-// [ErrZeroID] for the zero ID.
+// Value implements [driver.Valuer]: the 13-character string (a string,
+// not bytes, so that SQLite stores text, which compares equal to the text
+// form). It returns [ErrZeroID] for the zero ID.
 func (t TextID) Value() (driver.Value, error) {
 	if t.ID == 0 {
 		return nil, ErrZeroID
 	}
-	return t.ID.MarshalText()
+	return t.ID.String(), nil
 }
 
 // Scan implements [sql.Scanner]. It accepts the text form as string or
@@ -63,5 +64,7 @@ func (t *TextID) Scan(src any) error {
 	return nil
 }
 
-// GormDataType declares the column as char(13).
-func (TextID) GormDataType() string { return "char(13)" }
+// GormDataType declares the column as varchar(13): the form is always 13
+// characters, and GORM's PostgreSQL migrator, which reads char(13) back as
+// bpchar, would alter a char(13) column again on every AutoMigrate.
+func (TextID) GormDataType() string { return "varchar(13)" }
