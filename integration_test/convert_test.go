@@ -215,3 +215,46 @@ func TestConvertDeployments(t *testing.T) {
 		require.Contains(t, publicDef, "nextval", "another table was converted")
 	})
 }
+
+// A serial whose table, column or sequence name contains "ulid_flake" is a
+// serial like any other: it converts, and the way back, run before the
+// conversion, refuses (55000) and changes nothing.
+func TestConvertNamesThatLookConverted(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		sdb := stdDB(t, db)
+		_, err := sdb.Exec(`CREATE TABLE ulid_flake_orders (id serial PRIMARY KEY, t text);
+			CREATE TABLE plain (ulid_flake bigserial PRIMARY KEY);
+			CREATE SEQUENCE "ulid_flake()"; CREATE TABLE named (id bigint PRIMARY KEY DEFAULT nextval('"ulid_flake()"'));
+			ALTER SEQUENCE "ulid_flake()" OWNED BY named.id`)
+		require.NoError(t, err)
+		for _, tc := range []struct{ table, column string }{{"ulid_flake_orders", "id"}, {"plain", "ulid_flake"}, {"named", "id"}} {
+			conv, err := migrations.ConvertSerial(ctx, sdb, tc.table, tc.column)
+			require.NoError(t, err, tc.table)
+			require.NotEmpty(t, conv.Up, "%s read as converted", tc.table)
+			before := columnDefault(t, sdb, tc.table, tc.column)
+			err = conv.Apply(ctx, sdb, false)
+			require.ErrorContains(t, err, "is not converted", tc.table)
+			require.ErrorContains(t, err, "55000", tc.table)
+			require.Equal(t, before, columnDefault(t, sdb, tc.table, tc.column), "the way back changed an unconverted column")
+
+			require.NoError(t, conv.Apply(ctx, sdb, true), tc.table)
+			again, err := migrations.ConvertSerial(ctx, sdb, tc.table, tc.column)
+			require.NoError(t, err)
+			require.Empty(t, again.Up, "%s not seen as converted", tc.table)
+			require.NoError(t, again.Apply(ctx, sdb, false), tc.table)
+			require.Contains(t, columnDefault(t, sdb, tc.table, tc.column), "nextval(")
+		}
+	})
+}
+
+func columnDefault(t *testing.T, db *sql.DB, table, column string) string {
+	t.Helper()
+	var def string
+	require.NoError(t, db.QueryRow(`SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d
+		JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum WHERE d.adrelid = $1::regclass AND a.attname = $2`,
+		table, column).Scan(&def))
+	return def
+}

@@ -103,15 +103,17 @@ func ConvertSerial(ctx context.Context, db *sql.DB, table, column string, opts .
 
 	var typ, baseTyp, identity string
 	var def, seq sql.NullString
+	var callsFlake bool
 	err = db.QueryRowContext(ctx, `
 		SELECT format_type(a.atttypid, a.atttypmod), format_type(coalesce(nullif(t.typbasetype, 0), a.atttypid), NULL),
 			a.attidentity::text, pg_get_expr(d.adbin, d.adrelid),
-			pg_get_serial_sequence(quote_ident($3) || '.' || quote_ident($4), a.attname)
+			pg_get_serial_sequence(quote_ident($3) || '.' || quote_ident($4), a.attname),
+			`+defaultCallsFlake("d.oid")+`
 		FROM pg_attribute a
 		JOIN pg_type t ON t.oid = a.atttypid
 		LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
 		WHERE a.attrelid = $1 AND a.attname = $2 AND a.attnum > 0 AND NOT a.attisdropped`, oid, column, nsp, rel).
-		Scan(&typ, &baseTyp, &identity, &def, &seq)
+		Scan(&typ, &baseTyp, &identity, &def, &seq, &callsFlake)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, fmt.Errorf("%w: %s has no column %s", ErrConvert, tableSQL, quoteIdent(column))
 	}
@@ -127,7 +129,7 @@ func ConvertSerial(ctx context.Context, db *sql.DB, table, column string, opts .
 		return c, fmt.Errorf("%w: %s is the domain %s over %s: widening it would drop the domain; change the domain first", ErrConvert, name, typ, baseTyp)
 	}
 	isIdentity := identity != ""
-	converted := !isIdentity && def.Valid && strings.Contains(def.String, "ulid_flake")
+	converted := !isIdentity && callsFlake
 	if !isIdentity && !converted && (!def.Valid || !strings.HasPrefix(def.String, "nextval(") || !seq.Valid) {
 		return c, fmt.Errorf("%w: %s is neither serial nor identity, nor converted (default %q)", ErrConvert, name, def.String)
 	}
@@ -231,6 +233,15 @@ END`, col, tableSQL, fn, fmt.Sprint(oid), quoteLiteral(column))
 	down.WriteString("-- Back from a Ulid-Flake default to a sequence, in one transaction; the column stays bigint.\nBEGIN;\n")
 	down.WriteString(lock)
 	fmt.Fprintf(&down, "LOCK TABLE %s IN ACCESS EXCLUSIVE MODE;\n", tableSQL)
+	// The guard: the column's default must call a Ulid-Flake generator when
+	// the script runs, or the way back would swap a serial's sequence.
+	downGuard := fmt.Sprintf(`BEGIN
+	IF NOT coalesce((SELECT %s FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+			WHERE d.adrelid = %d AND a.attname = %s), false) THEN
+		RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format('ulidflake: %%s.%%s is not converted: its default calls no ulid_flake function', %d::oid::regclass, %s);
+	END IF;
+END`, defaultCallsFlake("d.oid"), oid, quoteLiteral(column), oid, quoteLiteral(column))
+	fmt.Fprintf(&down, "DO %s;\n", quoteLiteral(downGuard))
 	fmt.Fprintf(&down, "ALTER TABLE %s ALTER COLUMN %s DROP DEFAULT;\n", tableSQL, col)
 	fmt.Fprintf(&down, "CREATE SEQUENCE %s AS bigint;\n", seqName)
 	fmt.Fprintf(&down, "ALTER SEQUENCE %s OWNER TO %s;\n", seqName, quoteIdent(owner))
@@ -248,6 +259,16 @@ END`, col, tableSQL, fn, fmt.Sprint(oid), quoteLiteral(column))
 	down.WriteString("COMMIT;\n")
 	c.Down = down.String()
 	return c, nil
+}
+
+// defaultCallsFlake returns SQL that is true when the column default whose
+// pg_attrdef OID is attrdef calls ulid_flake or ulid_flake_scalable (by the
+// dependency PostgreSQL records, not by the default's text, which a table
+// or sequence name could match).
+func defaultCallsFlake(attrdef string) string {
+	return `EXISTS (SELECT 1 FROM pg_depend dep JOIN pg_proc p ON p.oid = dep.refobjid
+		WHERE dep.classid = 'pg_attrdef'::regclass AND dep.objid = ` + attrdef + `
+			AND dep.refclassid = 'pg_proc'::regclass AND p.proname IN ('ulid_flake', 'ulid_flake_scalable'))`
 }
 
 // freeSequenceName returns the quoted, schema-qualified name of the
