@@ -243,3 +243,14 @@ func ExampleGenerator_NewWait() {
 	fmt.Println("20 increasing IDs")
 	// Output: 20 increasing IDs
 }
+
+// A holder that hands its SID on records a ceiling above every ID it makes
+// until it must renew; the next holder mints only above it (this is what
+// package sidlease does).
+func ExampleGenerator_Ceiling() {
+	g, _ := flake.NewGenerator(flake.WithSID(4))
+	id, _ := g.New()
+	ceiling := g.Ceiling(2 * time.Second)
+	fmt.Println(id < ceiling, ceiling.Time().Sub(id.Time()) > 2*time.Second)
+	// Output: true true
+}

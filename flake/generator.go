@@ -379,6 +379,19 @@ func (g *Generator) format(ms int64) string {
 	return time.UnixMilli(g.epochMs + ms).UTC().Format(RFC3339Milli)
 }
 
+// Ceiling returns an ID above every ID the generator has made, and every ID
+// it makes until its clock has moved on by d: the first ID of the
+// millisecond after its clock reading (or its logical clock, if that is
+// ahead) plus d. A holder of a SID that hands it on (package sidlease)
+// records it, and the next holder mints only above it.
+func (g *Generator) Ceiling(d time.Duration) ID {
+	ms := max(g.now(), lastMs(g.last.Load())) + d.Milliseconds() + 1
+	if ms > MaxTimestamp {
+		return ID(math.MaxInt64)
+	}
+	return ID(uint64(max(ms, 0)) << RandomBits)
+}
+
 // Reset makes the generator forget its last ID: the next ID follows the
 // clock as it reads then. Call it after [ErrClockBehind], once the clock is
 // right: IDs made after Reset may sort before IDs made before it (those

@@ -508,3 +508,26 @@ func TestGeneratorDefaultClockFollowsWallClock(t *testing.T) {
 		}
 	}
 }
+
+// Ceiling is above every ID made, and above every ID made until the clock
+// has moved on by d, and no further: the first ID of the millisecond after.
+func TestGeneratorCeiling(t *testing.T) {
+	clock := newFakeClock(t2025)
+	g := mustGen(t, WithClock(clock.Now), WithSID(2))
+	var high ID
+	for range 50 {
+		high = max(high, mustNew(t, g))
+	}
+	c := g.Ceiling(2 * time.Second)
+	if c <= high {
+		t.Fatalf("ceiling %s not above %s", c, high)
+	}
+	clock.Add(2*time.Second + 999*time.Microsecond)
+	if id := mustNew(t, g); id >= c {
+		t.Fatalf("ID %s made within d is not below the ceiling %s", id, c)
+	}
+	clock.Add(time.Millisecond)
+	if id := mustNew(t, g); id < c {
+		t.Fatalf("ceiling %s above an ID %s made after d", c, id)
+	}
+}

@@ -350,3 +350,84 @@ func TestSIDLeaseDatabaseSQL(t *testing.T) {
 		require.Equal(t, 8, held)
 	})
 }
+
+// Holders whose clocks disagree: a holder whose clock runs 3s ahead mints,
+// then hands its SID on; the next holder, with a correct clock, mints only
+// above every ID the first made (it waits out the difference). A holder
+// whose clock ran an hour ahead leaves a ceiling that the next refuses to
+// wait for: ErrClockBehind, and the SID is free again.
+func TestSIDLeaseSkewedClocks(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		pool := db.Pool
+		acquireAll(t, pool, "skew", flake.MaxSID) // 31 SIDs held: every new lease gets the last one
+		ahead := func(d time.Duration) sidlease.Option {
+			return sidlease.WithGeneratorOptions(flake.WithClock(func() time.Time { return time.Now().Add(d) }))
+		}
+
+		first, err := sidlease.Acquire(ctx, pool, "skew", sidlease.WithValidity(testValidity), ahead(3*time.Second))
+		require.NoError(t, err)
+		var high ulidflake.ID
+		for deadline := time.Now().Add(300 * time.Millisecond); time.Now().Before(deadline); {
+			id, err := first.NewWait(ctx)
+			require.NoError(t, err)
+			high = max(high, id)
+		}
+		sid := first.SID()
+		require.NoError(t, first.Close())
+
+		start := time.Now()
+		next, err := sidlease.Acquire(ctx, pool, "skew", sidlease.WithValidity(testValidity))
+		require.NoError(t, err)
+		t.Cleanup(func() { next.Close() })
+		require.Equal(t, sid, next.SID())
+		require.GreaterOrEqual(t, time.Since(start), 2*time.Second, "the next holder did not wait out the clocks' difference")
+		for range 100_000 {
+			id, err := next.NewWait(ctx)
+			require.NoError(t, err)
+			require.Greater(t, id, high, "an ID at or below one the previous holder made")
+		}
+		require.NoError(t, next.Close())
+
+		far, err := sidlease.Acquire(ctx, pool, "skew", sidlease.WithValidity(testValidity), ahead(time.Hour))
+		require.NoError(t, err)
+		_, err = far.NewWait(ctx)
+		require.NoError(t, err)
+		require.NoError(t, far.Close())
+		_, err = sidlease.Acquire(ctx, pool, "skew", sidlease.WithValidity(testValidity))
+		require.ErrorIs(t, err, sidlease.ErrClockBehind)
+		require.ErrorContains(t, err, "minted_below")
+		// The SID is free again: a holder with the far clock takes it.
+		again, err := sidlease.Acquire(ctx, pool, "skew", sidlease.WithValidity(testValidity), ahead(time.Hour))
+		require.NoError(t, err)
+		require.Equal(t, sid, again.SID())
+		require.NoError(t, again.Close())
+	})
+}
+
+// A lease table made before the clock check gets its minted_below column
+// from the first Acquire, and keeps its rows.
+func TestSIDLeaseUpgradesOldTable(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		_, err := db.Exec(ctx, `CREATE TABLE ulid_flake_sid_leases (namespace text NOT NULL, sid int NOT NULL CHECK (sid BETWEEN 0 AND 31),
+			token bigint NOT NULL DEFAULT 0, holder text, acquired_at timestamptz, expires_at timestamptz NOT NULL DEFAULT '-infinity',
+			PRIMARY KEY (namespace, sid));
+			INSERT INTO ulid_flake_sid_leases (namespace, sid, token) SELECT 'old', g, 7 FROM generate_series(0, 31) g`)
+		require.NoError(t, err)
+		l, err := sidlease.Acquire(ctx, db.Pool, "old", sidlease.WithValidity(testValidity))
+		require.NoError(t, err)
+		defer l.Close()
+		var ceiling, token int64
+		require.NoError(t, db.QueryRow(ctx, `SELECT minted_below, token FROM ulid_flake_sid_leases WHERE namespace = 'old' AND sid = $1`, l.SID()).Scan(&ceiling, &token))
+		require.Positive(t, ceiling, "no ceiling recorded")
+		require.EqualValues(t, 8, token)
+		id, err := l.New()
+		require.NoError(t, err)
+		require.Less(t, int64(id), ceiling)
+	})
+}

@@ -46,6 +46,20 @@
 // drift of d per second costs d*V of margin, which the wait of V covers many
 // times over.
 //
+// # Clocks
+//
+// Not minting at the same time is not enough: IDs carry their holder's
+// clock, so a holder whose clock runs ahead makes IDs that a later holder
+// of the same SID, with a correct clock, would make again. So every renewal
+// also records, in the row's minted_below, a ceiling above every ID the
+// holder may make until its validity runs out (flake.Generator.Ceiling:
+// its clock plus V), and the holder refuses to return an ID at or above
+// the ceiling its last renewal recorded. A new holder mints only IDs above
+// the recorded ceiling: after its wait of V, it waits until its own clock
+// passes it, for at most [MaxClockWait]; further ahead, Acquire releases
+// the SID and returns [ErrClockBehind], which names both times. Holders'
+// clocks therefore need not agree: the later one waits out the difference.
+//
 // # What it costs
 //
 // Two statements per heartbeat interval per instance (one UPDATE every V/4:
@@ -60,7 +74,7 @@
 // # What an operator sees
 //
 // The lease table shows who holds what (holder: host, pid and program;
-// expires_at; token). Acquire returns [ErrNoFreeSID] naming the namespace
+// expires_at; token; minted_below, the ceiling of the IDs made with it). Acquire returns [ErrNoFreeSID] naming the namespace
 // when 32 rows are live; New and NewWait return [ErrLeaseLost] while the
 // lease cannot be proven held, and the lease takes a SID again by itself. A
 // role without the right to create the table gets an error that says which
@@ -95,7 +109,16 @@ var (
 	ErrLeaseLost = errors.New("sidlease: SID lease lost")
 	// ErrClosed: the lease was closed.
 	ErrClosed = errors.New("sidlease: lease closed")
+	// ErrClockBehind: the SID's last holder recorded IDs further ahead of
+	// this instance's clock than [MaxClockWait]: one of the two clocks is
+	// wrong.
+	ErrClockBehind = errors.New("sidlease: clock behind the SID's last holder")
 )
+
+// MaxClockWait is how long Acquire waits, at most, for its clock to pass
+// the ceiling the SID's last holder recorded (see the package
+// documentation, "Clocks").
+const MaxClockWait = 30 * time.Second
 
 // DefaultTable is the lease table, in the first schema of search_path
 // unless [WithTable] names another.
@@ -170,6 +193,7 @@ type Lease struct {
 	token      int64
 	gen        *flake.Generator
 	validUntil time.Time // monotonic; zero when not held
+	ceiling    flake.ID  // IDs are below it: recorded by the last renewal
 	closed     bool
 
 	stop chan struct{}
@@ -236,6 +260,7 @@ func (l *Lease) setup(ctx context.Context) error {
 	holder     text,
 	acquired_at timestamptz,
 	expires_at timestamptz NOT NULL DEFAULT '-infinity',
+	minted_below bigint    NOT NULL DEFAULT 0,
 	PRIMARY KEY (namespace, sid))`
 	var exists bool
 	if err := l.db.queryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, l.table).Scan(&exists); err != nil {
@@ -249,6 +274,18 @@ func (l *Lease) setup(ctx context.Context) error {
 			return l.wrap(fmt.Sprintf("creating the lease table (a role that may not create it needs it created once:\n%s)", ddl), err)
 		}
 	}
+	// minted_below came with the clock check: add it to a table made before.
+	var hasCeiling bool
+	if err := l.db.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_attribute
+		WHERE attrelid = to_regclass($1) AND attname = 'minted_below' AND NOT attisdropped)`, l.table).Scan(&hasCeiling); err != nil {
+		return l.wrap("reading the lease table", err)
+	}
+	if !hasCeiling {
+		alter := `ALTER TABLE ` + l.table + ` ADD COLUMN IF NOT EXISTS minted_below bigint NOT NULL DEFAULT 0`
+		if _, err := l.db.exec(ctx, `SELECT pg_advisory_xact_lock(7373474917); `+alter); err != nil {
+			return l.wrap(fmt.Sprintf("adding a column to the lease table (a role that may not alter it needs it run once:\n%s)", alter), err)
+		}
+	}
 	if _, err := l.db.exec(ctx, `INSERT INTO `+l.table+` (namespace, sid) SELECT $1, g FROM generate_series(0, 31) g
 		ON CONFLICT (namespace, sid) DO NOTHING`, l.namespace); err != nil {
 		return l.wrap("adding the namespace's rows", err)
@@ -260,13 +297,13 @@ func (l *Lease) setup(ctx context.Context) error {
 // makes the lease valid.
 func (l *Lease) take(ctx context.Context) error {
 	var sid int
-	var token int64
+	var token, floor int64
 	err := l.db.queryRow(ctx, `UPDATE `+l.table+` t
 		SET token = t.token + 1, holder = $2, acquired_at = now(), expires_at = now() + 2 * $3 * interval '1 microsecond'
 		FROM (SELECT sid FROM `+l.table+` WHERE namespace = $1 AND expires_at < now()
 			ORDER BY random() LIMIT 1 FOR UPDATE SKIP LOCKED) free
 		WHERE t.namespace = $1 AND t.sid = free.sid
-		RETURNING t.sid, t.token`, l.namespace, l.holder, l.opts.validity.Microseconds()).Scan(&sid, &token)
+		RETURNING t.sid, t.token, t.minted_below`, l.namespace, l.holder, l.opts.validity.Microseconds()).Scan(&sid, &token, &floor)
 	if errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("%w in namespace %q: all %d are held (see %s)", ErrNoFreeSID, l.namespace, flake.MaxSID+1, l.table)
 	}
@@ -286,6 +323,10 @@ func (l *Lease) take(ctx context.Context) error {
 		return ctx.Err()
 	case <-t.C:
 	}
+	if err := waitAbove(ctx, gen, flake.ID(floor)); err != nil {
+		l.release(sid, token)
+		return fmt.Errorf("sidlease: SID %d of namespace %q: %w", sid, l.namespace, err)
+	}
 	l.mu.Lock()
 	l.sid, l.token, l.gen = sid, token, gen
 	l.mu.Unlock()
@@ -302,17 +343,45 @@ func (l *Lease) take(ctx context.Context) error {
 	return nil
 }
 
-// renew proves that the lease's token still holds its SID and extends the
-// expiry. It reports false when the SID was taken by someone else.
+// waitAbove waits until gen's next IDs are at least floor, the ceiling the
+// SID's last holder recorded: at most MaxClockWait, else ErrClockBehind.
+func waitAbove(ctx context.Context, gen *flake.Generator, floor flake.ID) error {
+	for {
+		now := gen.Ceiling(0).Timestamp() - 1 // the generator's clock, in ms
+		behind := time.Duration(floor.Timestamp()-now) * time.Millisecond
+		if behind <= 0 {
+			return nil
+		}
+		if behind > MaxClockWait {
+			return fmt.Errorf("%w: its last holder recorded IDs up to %s, %s ahead of this clock (at most %s is waited out): "+
+				"fix the clock that is wrong; if it was the last holder's, and no ID it made is kept, set minted_below = 0 in the lease table's row",
+				ErrClockBehind, floor.Time().UTC().Format(flake.RFC3339Milli), behind, MaxClockWait)
+		}
+		t := time.NewTimer(behind)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// renew proves that the lease's token still holds its SID, extends the
+// expiry, and records the ceiling of the IDs the holder may make until it
+// must renew again. It reports false when the SID was taken by someone
+// else.
 func (l *Lease) renew(ctx context.Context) (bool, error) {
 	l.mu.Lock()
-	sid, token := l.sid, l.token
+	sid, token, gen := l.sid, l.token, l.gen
 	l.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, 4*l.opts.validity)
 	defer cancel()
 	sent := time.Now()
-	n, err := l.db.exec(ctx, `UPDATE `+l.table+` SET expires_at = now() + $4 * interval '1 microsecond'
-		WHERE namespace = $1 AND sid = $2 AND token = $3`, l.namespace, sid, token, l.opts.validity.Microseconds())
+	ceiling := gen.Ceiling(l.opts.validity)
+	n, err := l.db.exec(ctx, `UPDATE `+l.table+` SET expires_at = now() + $4 * interval '1 microsecond',
+		minted_below = greatest(minted_below, $5)
+		WHERE namespace = $1 AND sid = $2 AND token = $3`, l.namespace, sid, token, l.opts.validity.Microseconds(), int64(ceiling))
 	if err != nil {
 		return false, l.wrap("heartbeat", err)
 	}
@@ -325,7 +394,7 @@ func (l *Lease) renew(ctx context.Context) (bool, error) {
 		l.validUntil = time.Time{}
 		return false, nil
 	}
-	l.validUntil = sent.Add(l.opts.validity)
+	l.validUntil, l.ceiling = sent.Add(l.opts.validity), ceiling
 	return true, nil
 }
 
@@ -386,42 +455,65 @@ func (l *Lease) SID() int {
 // Namespace returns the namespace of the lease.
 func (l *Lease) Namespace() string { return l.namespace }
 
-// generator returns the generator if the lease is valid now.
-func (l *Lease) generator() (*flake.Generator, error) {
+// generator returns the generator, and the ceiling its IDs must stay
+// below, if the lease is valid now.
+func (l *Lease) generator() (*flake.Generator, flake.ID, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		return nil, ErrClosed
+		return nil, 0, ErrClosed
 	}
 	if !time.Now().Before(l.validUntil) {
-		return nil, fmt.Errorf("%w: SID %d of namespace %q", ErrLeaseLost, l.sid, l.namespace)
+		return nil, 0, fmt.Errorf("%w: SID %d of namespace %q", ErrLeaseLost, l.sid, l.namespace)
 	}
-	return l.gen, nil
+	return l.gen, l.ceiling, nil
+}
+
+// below checks an ID against the recorded ceiling: the clock jumped ahead
+// since the last renewal, which records a higher one.
+func (l *Lease) below(id flake.ID, ceiling flake.ID) error {
+	if id < ceiling {
+		return nil
+	}
+	return fmt.Errorf("%w: the clock ran ahead of the ceiling the last heartbeat recorded (%s); the next heartbeat records a new one",
+		ErrLeaseLost, ceiling.Time().UTC().Format(flake.RFC3339Milli))
 }
 
 // New returns the next ID, scalable with the leased SID. It returns
 // [ErrLeaseLost] when the lease cannot be proven held, and
 // flake.ErrMonotonicOverflow as flake.Generator.New does.
 func (l *Lease) New() (sqltype.ID, error) {
-	g, err := l.generator()
+	g, ceiling, err := l.generator()
 	if err != nil {
 		return 0, err
 	}
 	id, err := g.New()
-	return sqltype.ID(id), err
+	if err == nil {
+		err = l.below(id, ceiling)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return sqltype.ID(id), nil
 }
 
 // NewWait is like New but waits out a used-up millisecond. It does not wait
 // for a lost lease: it returns [ErrLeaseLost].
 func (l *Lease) NewWait(ctx context.Context) (sqltype.ID, error) {
 	for {
-		g, err := l.generator()
+		g, ceiling, err := l.generator()
 		if err != nil {
 			return 0, err
 		}
 		id, err := g.New()
+		if err == nil {
+			err = l.below(id, ceiling)
+		}
 		if !errors.Is(err, flake.ErrMonotonicOverflow) {
-			return sqltype.ID(id), err
+			if err != nil {
+				return 0, err
+			}
+			return sqltype.ID(id), nil
 		}
 		t := time.NewTimer(time.Millisecond - time.Duration(time.Now().Nanosecond()%1e6))
 		select {
