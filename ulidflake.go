@@ -32,6 +32,10 @@ type NullID = sqltype.NullID
 // TextID is an ID stored as 13-character text. See sqltype.TextID.
 type TextID = sqltype.TextID
 
+// ErrZeroID is the error of writing the zero (unset) ID, in every driver
+// and by GORM. See sqltype.ErrZeroID.
+var ErrZeroID = sqltype.ErrZeroID
+
 // Bound is an ID used as a query bound, where the zero ID means "below
 // every ID", as the first cursor of keyset pagination. See sqltype.Bound.
 type Bound = sqltype.Bound

@@ -38,7 +38,8 @@
 // NOTHING, when fewer rows were written than given, and with DO UPDATE
 // WHERE, whose RETURNING leaves out the rows the WHERE skips (so that GORM
 // would put the keys it reports into the wrong values), it looks up which
-// of the IDs it made exist, and zeroes the others. Children of a value
+// of the values' IDs exist, made by the plugin or set by the caller, and
+// zeroes the others (a pointer key becomes nil). Children of a value
 // whose ID is zeroed are then refused (sqltype.ErrZeroID), never written
 // pointing at nothing. This holds for the associations GORM creates in the
 // same call (it creates them with ON CONFLICT DO NOTHING, or DO UPDATE with
@@ -184,7 +185,8 @@ func isEntityIDType(t reflect.Type) bool {
 	return t.Kind() == reflect.Struct && t.NumField() == 1 && t.Field(0).Anonymous && t.Field(0).Type == idType
 }
 
-// madeKey is the statement setting under which fill leaves the keys it made.
+// madeKey is the statement setting under which fill leaves the keys of the
+// values of a statement with ON CONFLICT.
 const madeKey = "ulidflake:made"
 
 // fill gives every chosen zero ID field of the statement's value a new ID.
@@ -218,14 +220,20 @@ func (p *Plugin) fill(db *gorm.DB) {
 		return
 	}
 	pk := st.Schema.PrioritizedPrimaryField
-	if len(made) == 0 || len(st.Schema.PrimaryFields) != 1 || !isIDType(pk.FieldType) || !slices.Contains(fields, pk) {
+	if len(st.Schema.PrimaryFields) != 1 || !isIDType(pk.FieldType) || !slices.Contains(fields, pk) {
 		return
 	}
 	oc, ok := onConflict(st)
 	if !ok {
 		return
 	}
-	st.Settings.Store(madeKey, made)
+	// Every key the values hold, made here or set by the caller: after the
+	// INSERT, each must be the key of a row in the table, or zero.
+	keys := keysOf(st, pk, rv)
+	if len(keys) == 0 {
+		return
+	}
+	st.Settings.Store(madeKey, keys)
 	if !lookUp(db, oc) {
 		// DO UPDATE: the row that was there keeps its key; RETURNING puts
 		// it in memory, in the order of the rows given.
@@ -316,7 +324,7 @@ func (p *Plugin) correct(db *gorm.DB) {
 	}
 	madeHere := func(val any) bool {
 		id, ok := keyInt(val)
-		return ok && !written[id] && slices.ContainsFunc(made, func(m any) bool { k, _ := keyInt(m); return k == id })
+		return ok && id != 0 && !written[id]
 	}
 	zero := func(v reflect.Value) {
 		for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
@@ -328,7 +336,8 @@ func (p *Plugin) correct(db *gorm.DB) {
 		switch v.Kind() {
 		case reflect.Struct:
 			if val, isZero := pk.ValueOf(st.Context, v); !isZero && madeHere(val) {
-				_ = pk.Set(st.Context, v, reflect.Zero(pk.FieldType).Interface())
+				f := pk.ReflectValueOf(st.Context, v) // a pointer key becomes nil
+				f.Set(reflect.Zero(f.Type()))
 			}
 		case reflect.Map:
 			if key, held := mapKey(v, pk); held && madeHere(v.MapIndex(key).Interface()) {
@@ -472,6 +481,39 @@ func mapKey(m reflect.Value, f *schema.Field) (reflect.Value, bool) {
 		}
 	}
 	return reflect.ValueOf(f.Name).Convert(m.Type().Key()), false
+}
+
+// keysOf returns the non-zero keys that the values of the statement hold.
+func keysOf(st *gorm.Statement, pk *schema.Field, rv reflect.Value) []any {
+	var keys []any
+	add := func(v reflect.Value) {
+		for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+			if v.IsNil() {
+				return
+			}
+			v = v.Elem()
+		}
+		var val any
+		switch v.Kind() {
+		case reflect.Struct:
+			val, _ = pk.ValueOf(st.Context, v)
+		case reflect.Map:
+			if key, held := mapKey(v, pk); held {
+				val = v.MapIndex(key).Interface()
+			}
+		}
+		if id, ok := keyInt(val); ok && id != 0 {
+			keys = append(keys, val)
+		}
+	}
+	if rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array {
+		for i := range rv.Len() {
+			add(rv.Index(i))
+		}
+	} else {
+		add(rv)
+	}
+	return keys
 }
 
 // present reports whether map m has a non-zero value under key.

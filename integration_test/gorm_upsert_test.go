@@ -213,3 +213,40 @@ func TestGormUpsertWhereAndMaps(t *testing.T) {
 		require.Zero(t, n)
 	})
 }
+
+// Keys the caller set, and pointer keys, obey the same rule: after DO
+// NOTHING or DO UPDATE, the key in memory is a row's, or zero (nil).
+func TestGormUpsertGivenAndPointerKeys(t *testing.T) {
+	t.Parallel()
+	gormRun(t, true, func(t *testing.T, db *gorm.DB) {
+		type Tag2 struct {
+			ID   *ulidflake.ID
+			Name string `gorm:"uniqueIndex;not null"`
+		}
+		require.NoError(t, db.AutoMigrate(&Member{}, &Tag2{}))
+		ada := Member{Email: "ada@example.com", Name: "Ada"}
+		require.NoError(t, db.Create(&ada).Error)
+		red := Tag2{Name: "red"}
+		require.NoError(t, db.Create(&red).Error)
+
+		dup := Tag2{Name: "red"}
+		require.NoError(t, db.Clauses(clause.OnConflict{DoNothing: true}).Create(&dup).Error)
+		require.Nil(t, dup.ID, "a pointer key kept an ID that no row has")
+		tags := []*Tag2{{Name: "red"}, {Name: "blue"}}
+		require.NoError(t, db.Clauses(clause.OnConflict{DoNothing: true}).Create(&tags).Error)
+		require.Nil(t, tags[0].ID)
+		require.NotNil(t, tags[1].ID)
+
+		given, err := ulidflake.New()
+		require.NoError(t, err)
+		nothing := Member{ID: given, Email: "ada@example.com"}
+		require.NoError(t, db.Clauses(clause.OnConflict{DoNothing: true}).Create(&nothing).Error)
+		require.Zero(t, nothing.ID, "a key the caller set, not written, stayed in memory")
+		given2, err := ulidflake.New()
+		require.NoError(t, err)
+		upd := Member{ID: given2, Email: "ada@example.com", Name: "Ada L."}
+		require.NoError(t, db.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "email"}},
+			DoUpdates: clause.AssignmentColumns([]string{"name"})}).Create(&upd).Error)
+		require.Equal(t, ada.ID, upd.ID, "DO UPDATE left the caller's key, which no row has")
+	})
+}

@@ -92,7 +92,11 @@ func (encodeBinaryNullID) Encode(value any, buf []byte) ([]byte, error) {
 	if !n.Valid {
 		return nil, nil // NULL
 	}
-	if n.ID <= 0 {
+	if n.ID == 0 {
+		_, err := n.Value() // says that the NullID is valid but zero
+		return nil, err
+	}
+	if n.ID < 0 {
 		return nil, writeError(int64(n.ID))
 	}
 	return binary.BigEndian.AppendUint64(buf, uint64(n.ID)), nil

@@ -2,6 +2,7 @@ package sqltype
 
 import (
 	"database/sql/driver"
+	"fmt"
 )
 
 // The not-valid NullID has no text and no binary form: it marshals to an
@@ -22,8 +23,15 @@ func (n NullID) Value() (driver.Value, error) {
 	if !n.Valid {
 		return nil, nil
 	}
+	if n.ID == 0 {
+		return nil, errValidZero
+	}
 	return n.ID.Value()
 }
+
+// errValidZero is the error of a NullID that is valid but holds the zero
+// ID; errors.Is(errValidZero, ErrZeroID) holds.
+var errValidZero = fmt.Errorf("sqltype: NullID{Valid: true} holds the zero ID (for NULL, leave Valid false): %w", ErrZeroID)
 
 // Scan implements [sql.Scanner]: NULL makes it not valid; so do a nil
 // *ID and a NullID or *NullID that is not valid. Anything else is scanned
@@ -94,7 +102,7 @@ func (n *NullID) UnmarshalText(b []byte) error {
 	if err := id.UnmarshalText(b); err != nil {
 		return err
 	}
-	*n = NullID{ID: id, Valid: true}
+	*n = NullID{ID: id, Valid: id != 0} // the zero ID is unset: NULL
 	return nil
 }
 
@@ -121,12 +129,12 @@ func (n *NullID) UnmarshalBinary(b []byte) error {
 	if err := id.UnmarshalBinary(b); err != nil {
 		return err
 	}
-	*n = NullID{ID: id, Valid: true}
+	*n = NullID{ID: id, Valid: id != 0} // the zero ID is unset: NULL
 	return nil
 }
 
-// UnmarshalJSON implements [json.Unmarshaler]: null and "" (an empty form
-// field) make it not valid.
+// UnmarshalJSON implements [json.Unmarshaler]: null, "" (an empty form
+// field) and the zero ID make it not valid.
 func (n *NullID) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" || string(b) == `""` {
 		*n = NullID{}
@@ -136,6 +144,6 @@ func (n *NullID) UnmarshalJSON(b []byte) error {
 	if err := id.UnmarshalJSON(b); err != nil {
 		return err
 	}
-	*n = NullID{ID: id, Valid: true}
+	*n = NullID{ID: id, Valid: id != 0} // the zero ID is unset: NULL
 	return nil
 }

@@ -274,3 +274,22 @@ func TestBound(t *testing.T) {
 		t.Fatalf("ID(0).Value() error %q: want ErrZeroID, naming Bound, not saying written", err)
 	}
 }
+
+// The zero ID is unset: decoded into a NullID it is NULL, and a NullID that
+// is valid but zero is refused with an error that says so.
+func TestNullIDZeroIsNull(t *testing.T) {
+	for _, in := range []string{`"0000000000000"`, `0`} {
+		n := NullID{ID: sample, Valid: true}
+		if err := json.Unmarshal([]byte(in), &n); err != nil || n.Valid {
+			t.Fatalf("JSON %s: %+v, %v; want not valid", in, n, err)
+		}
+	}
+	var n NullID
+	if err := n.UnmarshalText([]byte("0000000000000")); err != nil || n.Valid {
+		t.Fatalf("text zero: %+v, %v", n, err)
+	}
+	_, err := NullID{Valid: true}.Value()
+	if !errors.Is(err, ErrZeroID) || !strings.Contains(err.Error(), "leave Valid false") {
+		t.Fatalf("Value of a valid zero NullID: %v", err)
+	}
+}

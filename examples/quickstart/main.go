@@ -1,7 +1,10 @@
 // Quickstart: customers and orders keyed by Ulid-Flake IDs, with GORM.
 //
-//	go run ./examples/quickstart                       # embedded SQLite file, nothing to install
+//	go run ./examples/quickstart                       # in-memory SQLite, nothing to install
 //	DATABASE_URL=postgres://... go run ./examples/quickstart   # PostgreSQL
+//
+// On PostgreSQL it uses, and drops at the start and at the end, only its
+// own tables, quickstart_customers and quickstart_orders.
 //
 // It creates customers with their orders (the IDs are filled in on create),
 // prints them with the creation time each ID carries, selects the orders
@@ -38,10 +41,16 @@ type Customer struct {
 // Order belongs to a customer.
 type Order struct {
 	ID         ulidflake.ID `json:"id"`
-	CustomerID ulidflake.ID `json:"customer_id"`
+	CustomerID ulidflake.ID `json:"customer_id" gorm:"not null"` // NULL would read back as zero
 	Item       string       `json:"item"`
 	Cents      int          `json:"cents"`
 }
+
+// TableName keeps the quickstart's tables apart from an application's.
+func (Customer) TableName() string { return "quickstart_customers" }
+
+// TableName keeps the quickstart's tables apart from an application's.
+func (Order) TableName() string { return "quickstart_orders" }
 
 func main() {
 	if err := run(context.Background(), os.Stdout, os.Getenv("DATABASE_URL")); err != nil {
@@ -78,9 +87,11 @@ func run(ctx context.Context, w io.Writer, url string) error {
 	if err := db.Use(gormplugin.New()); err != nil { // fills every zero ID key on create
 		return err
 	}
-	if err := db.Migrator().DropTable(&Order{}, &Customer{}); err != nil {
+	drop := func() error { return db.Migrator().DropTable(&Order{}, &Customer{}) }
+	if err := drop(); err != nil {
 		return err
 	}
+	defer drop()
 	if err := db.AutoMigrate(&Customer{}, &Order{}); err != nil { // id bigint PRIMARY KEY
 		return err
 	}
