@@ -351,17 +351,16 @@ func TestSIDLeaseDatabaseSQL(t *testing.T) {
 	})
 }
 
-// Holders whose clocks disagree: a holder whose clock runs 3s ahead mints,
+// Holders whose clocks disagree (directly and through PgBouncer in both
+// modes): a holder whose clock runs 3s ahead mints,
 // then hands its SID on; the next holder, with a correct clock, mints only
 // above every ID the first made (it waits out the difference). A holder
 // whose clock ran an hour ahead leaves a ceiling that the next refuses to
 // wait for: ErrClockBehind, and the SID is free again.
 func TestSIDLeaseSkewedClocks(t *testing.T) {
 	t.Parallel()
-	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
-		t.Parallel()
+	leasePaths(t, func(t *testing.T, _ *pgtest.DB, pool *pgxpool.Pool) {
 		ctx := context.Background()
-		pool := db.Pool
 		acquireAll(t, pool, "skew", flake.MaxSID) // 31 SIDs held: every new lease gets the last one
 		ahead := func(d time.Duration) sidlease.Option {
 			return sidlease.WithGeneratorOptions(flake.WithClock(func() time.Time { return time.Now().Add(d) }))
