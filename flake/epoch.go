@@ -6,8 +6,12 @@ import (
 )
 
 // Epoch is the instant from which an ID's timestamp counts milliseconds.
-// Every program that generates or reads the IDs of one application must use
-// the same epoch. The zero Epoch is [DefaultEpoch].
+// An ID does not carry its epoch: every program that generates or reads
+// the IDs of one application must use the same one. [ID.Time] reads every
+// ID under the default epoch; an ID made by a generator with [WithEpoch]
+// reads its time with that epoch's [Epoch.Time], and its bounds come from
+// that epoch's [Epoch.MinID] and [Epoch.MaxID]. The zero Epoch is the
+// default, [DefaultEpoch]; [NewEpoch] makes others.
 type Epoch struct {
 	// offset from the default epoch, in ms, so that the zero value is the
 	// default.
@@ -18,9 +22,10 @@ type Epoch struct {
 // milliseconds.
 const DefaultEpochUnixMilli = 1704067200000
 
-// DefaultEpoch is 2024-01-01T00:00:00Z. IDs under it carry times up to
-// 2302-09-27.
-var DefaultEpoch = Epoch{}
+// DefaultEpoch returns the default epoch, 2024-01-01T00:00:00Z, the zero
+// Epoch: the epoch of the default generator, of [ID.Time], [MinID] and
+// [MaxID]. Nothing changes it. IDs under it carry times up to 2302-09-27.
+func DefaultEpoch() Epoch { return Epoch{} }
 
 // maxEpochUnixMilli keeps every time an ID can carry within year 9999.
 var maxEpochUnixMilli = time.Date(9999, 12, 31, 23, 59, 59, 999e6, time.UTC).UnixMilli() - MaxTimestamp
@@ -72,28 +77,50 @@ func (e Epoch) Timestamp(t time.Time) (int64, error) {
 //	WHERE id >= MinID(from) AND id < MinID(to)
 //
 // selects the rows created in [from, to) through the primary-key index.
-// It returns [ErrTimeRange] when e cannot represent t.
-func (e Epoch) MinID(t time.Time) (ID, error) {
-	ms, err := e.Timestamp(t)
-	if err != nil {
-		return 0, err
+//
+// Times outside the range of e clamp to its ends: a time before e (from
+// the beginning) gives the smallest ID, 1; a time after the range's last
+// millisecond, e.Time(Max), gives the largest, [Max] (to the end). The
+// first millisecond of e gives 1 as well: the zero ID is the unset ID,
+// which no generator makes and no driver writes.
+func (e Epoch) MinID(t time.Time) ID {
+	ms, clamped := e.clamp(t)
+	switch {
+	case clamped > 0:
+		return Max
+	case ms == 0:
+		return 1
 	}
-	return ID(ms << RandomBits), nil
+	return ID(ms << RandomBits)
 }
 
 // MaxID returns the largest ID that carries the millisecond of t under e,
-// for inclusive ranges (id <= MaxID(to)). It returns [ErrTimeRange] when e
-// cannot represent t.
-func (e Epoch) MaxID(t time.Time) (ID, error) {
-	ms, err := e.Timestamp(t)
-	if err != nil {
-		return 0, err
+// for inclusive ranges (id <= MaxID(to)). Times outside the range clamp to
+// its ends as in [Epoch.MinID]: before e, the smallest ID, 1; after the
+// range, [Max].
+func (e Epoch) MaxID(t time.Time) ID {
+	ms, clamped := e.clamp(t)
+	if clamped < 0 {
+		return 1
 	}
-	return ID(ms<<RandomBits | (1<<RandomBits - 1)), nil
+	return ID(ms<<RandomBits | (1<<RandomBits - 1))
 }
 
-// MinID is [Epoch.MinID] under [DefaultEpoch].
-func MinID(t time.Time) (ID, error) { return DefaultEpoch.MinID(t) }
+// clamp returns t as ms since e, clamped to [0, MaxTimestamp], and -1 or
+// +1 when t was before or after that range.
+func (e Epoch) clamp(t time.Time) (ms int64, clamped int) {
+	start := time.UnixMilli(e.UnixMilli())
+	switch {
+	case t.Before(start):
+		return 0, -1
+	case t.Sub(start) > MaxTimestamp*time.Millisecond+(time.Millisecond-1):
+		return MaxTimestamp, 1
+	}
+	return t.UnixMilli() - e.UnixMilli(), 0
+}
 
-// MaxID is [Epoch.MaxID] under [DefaultEpoch].
-func MaxID(t time.Time) (ID, error) { return DefaultEpoch.MaxID(t) }
+// MinID is [Epoch.MinID] under the default epoch.
+func MinID(t time.Time) ID { return DefaultEpoch().MinID(t) }
+
+// MaxID is [Epoch.MaxID] under the default epoch.
+func MaxID(t time.Time) ID { return DefaultEpoch().MaxID(t) }

@@ -38,9 +38,14 @@ var (
 	// ErrZeroID: a zero (unset) ID was passed as a statement argument
 	// (ID.Value). It is refused so that it is never stored as a key. Where
 	// zero is meant, as the first cursor of keyset pagination, pass a
-	// ulidflake.Bound. sqltype.ErrZeroID is this error.
+	// ulidflake.Bound.
 	ErrZeroID = errors.New("flake: zero ID as a statement argument: the ID was never set " +
 		"(fill it; use NullID for a nullable column, or ulidflake.Bound(id) where zero is meant, as a pagination cursor)")
+	// ErrNull: a NULL was scanned into an ID ([ID.Scan]); a nullable
+	// column scans into a ulidflake.NullID.
+	ErrNull = errors.New("flake: NULL scanned into a non-null ID (use NullID)")
+	// ErrType: [ID.Scan] was given a value of a type no ID column holds.
+	ErrType = errors.New("flake: cannot scan into an ID")
 	// ErrOption: an invalid generator option.
 	ErrOption = errors.New("flake: invalid option")
 	// ErrJSON: a JSON value that is neither a string nor a non-negative

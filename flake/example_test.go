@@ -159,18 +159,27 @@ func ExampleMinID() {
 	// Rows created in [from, to): WHERE id >= $1 AND id < $2, on the primary key.
 	from := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
 	to := from.Add(24 * time.Hour)
-	lo, _ := flake.MinID(from)
-	hi, _ := flake.MinID(to)
+	lo := flake.MinID(from)
+	hi := flake.MinID(to)
 	fmt.Println(lo, hi)
 	// Output: 019K7FK000000 019NSWA000000
 }
 
 func ExampleMaxID() {
 	at := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
-	lo, _ := flake.MinID(at)
-	hi, _ := flake.MaxID(at)
+	lo := flake.MinID(at)
+	hi := flake.MaxID(at)
 	fmt.Println(lo, hi, int64(hi-lo+1)) // a millisecond holds 2^20 IDs
 	// Output: 019K7FK000000 019K7FK00ZZZZ 1048576
+}
+
+func ExampleEpoch_MinID() {
+	// Times outside the range clamp to its ends: "from the beginning" and
+	// "to the end" need no special case.
+	lo := flake.MinID(time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC)) // before the epoch
+	hi := flake.MinID(time.Date(2400, 1, 1, 0, 0, 0, 0, time.UTC)) // past 2302-09-27
+	fmt.Println(lo, hi)
+	// Output: 0000000000001 7ZZZZZZZZZZZZ
 }
 
 func ExampleNewEpoch() {
@@ -184,7 +193,7 @@ func ExampleNewEpoch() {
 }
 
 func ExampleEpoch_Time() {
-	fmt.Println(flake.DefaultEpoch.Time(flake.MustParse("00EZJCRCB4650")).Format(flake.RFC3339Milli))
+	fmt.Println(flake.DefaultEpoch().Time(flake.MustParse("00EZJCRCB4650")).Format(flake.RFC3339Milli))
 	// Output: 2024-07-05T05:57:45.483Z
 }
 
@@ -253,4 +262,31 @@ func ExampleGenerator_Ceiling() {
 	ceiling := g.Ceiling(2 * time.Second)
 	fmt.Println(id < ceiling, ceiling.Time().Sub(id.Time()) > 2*time.Second)
 	// Output: true true
+}
+
+func ExampleID_Format() {
+	id := flake.MustParse("00EZJCRCB4650")
+	fmt.Printf("%s %q %d %x %#X\n", id, id, id, id, id)
+	// Output: 00EZJCRCB4650 "00EZJCRCB4650" 16873543940839584 3bf26618b218a0 0X3BF26618B218A0
+}
+
+func ExampleTrustedID() {
+	// What PostgreSQL writes for SELECT json_agg(o) FROM orders o: bigints
+	// as exact numbers, which ID refuses above 2^53.
+	agg := []byte(`[{"id":95834049799701782,"total":4900}]`)
+	var rows []struct {
+		ID    flake.TrustedID `json:"id"`
+		Total int             `json:"total"`
+	}
+	err := json.Unmarshal(agg, &rows)
+	fmt.Println(rows[0].ID, rows[0].Total, err)
+
+	var plain []struct {
+		ID flake.ID `json:"id"`
+	}
+	err = json.Unmarshal(agg, &plain)
+	fmt.Println(errors.Is(err, flake.ErrJSON))
+	// Output:
+	// 02N3RHXZV5H8P 4900 <nil>
+	// true
 }

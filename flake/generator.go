@@ -24,9 +24,11 @@ import (
 // of 1 byte a millisecond holds at least [MinBurst] IDs stand-alone (2,056)
 // and [MinBurstScalable] scalable (64), and about 6,100 and 190 on average.
 //
-// The clock is the wall clock (time.Now), read again at least once a
-// millisecond; in between, the generator adds the monotonic clock's elapsed
-// time, which costs half a wall-clock read (see [WithClock] to replace it).
+// The clock is the wall clock (time.Now), read again once 100 ms of
+// monotonic time have passed since the last reading; in between, the
+// generator adds the monotonic clock's elapsed time, which costs half a
+// wall-clock read (see [WithClock] to replace it). A step of the wall clock
+// is therefore seen up to 100 ms late.
 //
 // If the clock steps back, the generator keeps counting in the last
 // millisecond it used (a logical clock); the IDs' timestamps then run ahead
@@ -37,19 +39,23 @@ import (
 // rather than make IDs stamped with the wrong time or out of order; fix the
 // clock, then call [Generator.Reset] (or make a new generator).
 type Generator struct {
+	// What New reads in its common case comes first, in 64 bytes: one
+	// cache line to miss after a pause, not three.
 	last    atomic.Uint64 // the last ID made, 0 before the first (never an ID)
-	movedOn atomic.Int64  // the monotonic millisecond in which NewWait last moved the logical clock on
-
-	clock   func() time.Time // nil: wall, the default clock
 	wall    wallClock
 	epochMs int64
-	src     rand.Source // nil: the runtime's
-	srcMu   sync.Mutex  // serialises calls to src
-	shift   uint        // position of the randomness: 0 stand-alone, 5 scalable
-	rndMask uint64      // largest randomness
-	stepMax uint64      // largest step within a millisecond: 2^(8n)-1
+	rndMask uint64 // largest randomness
+	stepMax uint64 // largest step within a millisecond: 2^(8n)-1
 	sid     uint64
-	maxLead int64 // ms the logical clock may run ahead of the clock
+	shift   uint32 // position of the randomness: 0 stand-alone, 5 scalable
+	common  bool   // the wall clock and the runtime's randomness: New's common case applies
+
+	movedOn  atomic.Int64     // the monotonic millisecond in which NewWait last moved the logical clock on
+	backfill atomic.Uint64    // the last ID NewAt made, 0 before the first: apart from last
+	clock    func() time.Time // nil: wall, the default clock
+	src      rand.Source      // nil: the runtime's
+	srcMu    sync.Mutex       // serialises calls to src
+	maxLead  int64            // ms the logical clock may run ahead of the clock
 }
 
 // Capacity floors with the default entropy size of 1 byte: a generator
@@ -157,8 +163,9 @@ func NewGenerator(opts ...Option) (*Generator, error) {
 		}
 	}
 	g := &Generator{clock: c.clock, epochMs: c.epoch.UnixMilli(), src: c.src, maxLead: c.maxLead.Milliseconds()}
+	g.common = c.clock == nil && c.src == nil
 	g.wall.synced.Store(math.MinInt64 / 2) // no offset yet
-	g.wall.sync()
+	g.wall.sync(readWall)
 	maxEntropy := 3
 	g.rndMask = 1<<RandomBits - 1
 	if c.scalable {
@@ -183,7 +190,7 @@ func (g *Generator) now() int64 {
 	if g.clock != nil {
 		return g.clock().UnixMilli() - g.epochMs
 	}
-	ns := g.wall.nowNs()
+	ns := g.wall.nowNs(readWall)
 	ms := ns / 1e6
 	if ns%1e6 < 0 {
 		ms-- // floor, as UnixMilli does
@@ -196,7 +203,7 @@ func (g *Generator) nsIntoMs() time.Duration {
 	if g.clock != nil {
 		return time.Duration(g.clock().Nanosecond() % 1e6)
 	}
-	return time.Duration((g.wall.nowNs()%1e6 + 1e6) % 1e6)
+	return time.Duration((g.wall.nowNs(readWall)%1e6 + 1e6) % 1e6)
 }
 
 // monoStart is the origin of the monotonic readings of wallClock.
@@ -204,28 +211,40 @@ var monoStart = time.Now()
 
 // wallSync is how often, in monotonic time, a wallClock reads the wall
 // clock again.
-const wallSync = time.Millisecond
+const wallSync = 100 * time.Millisecond
 
 // wallClock is the default clock of a generator: the wall clock (time.Now),
-// read again whenever a millisecond of monotonic time has passed since the
-// last reading, and the monotonic clock's elapsed time added in between.
-// Reading the monotonic clock alone costs about half of time.Now, which
-// reads both. Both clocks run at the same rate (NTP slews them alike); a
-// step of the wall clock (set by hand, or stepped by NTP) is seen at the
-// next wall reading, within a millisecond of the step, and then handled as
-// any clock step is: see [Generator].
+// read again whenever wallSync of monotonic time has passed since the last
+// reading, and the monotonic clock's elapsed time added in between. Reading
+// the monotonic clock alone costs about half of time.Now, which reads both.
+// Both clocks run at the same rate (NTP slews them alike); a step of the
+// wall clock (set by hand, or stepped by NTP) is seen at the next wall
+// reading, within wallSync of the step, and then handled as any clock step
+// is: see [Generator].
+//
+// wallSync was a millisecond: then the first ID after any pause of a
+// millisecond or more read the wall clock twice (see sync), four clock reads
+// in all, with cold caches; at 100 ms, a burst after a short pause reads the
+// monotonic clock once per ID, as snowflake does.
 type wallClock struct {
 	offset atomic.Int64 // wall − monotonic, in ns, at the last wall reading
 	synced atomic.Int64 // the monotonic reading (since monoStart) then
 }
 
+// readWall reads the wall clock and the monotonic clock (since monoStart),
+// in ns, as time.Now does.
+func readWall() (wall, mono int64) {
+	t := time.Now()
+	return t.UnixNano(), int64(t.Sub(monoStart))
+}
+
 // nowNs returns the wall time in Unix nanoseconds.
-func (c *wallClock) nowNs() int64 {
+func (c *wallClock) nowNs(read func() (wall, mono int64)) int64 {
 	mono := int64(time.Since(monoStart))
 	if d := mono - c.synced.Load(); d >= 0 && d < int64(wallSync) {
 		return c.offset.Load() + mono
 	}
-	return c.sync()
+	return c.sync(read)
 }
 
 // sync reads the wall clock, and returns it in Unix nanoseconds. time.Now
@@ -234,15 +253,14 @@ func (c *wallClock) nowNs() int64 {
 // takes two readings, and keeps the offset only when both clocks moved by
 // the same time (within 20µs) from one to the other; otherwise it keeps the
 // last offset and tries again at the next call.
-func (c *wallClock) sync() int64 {
-	a := time.Now()
-	b := time.Now()
-	if skew := b.UnixNano() - a.UnixNano() - int64(b.Sub(a)); skew < 20_000 && skew > -20_000 {
-		mono := int64(b.Sub(monoStart))
-		c.offset.Store(b.UnixNano() - mono)
-		c.synced.Store(mono)
+func (c *wallClock) sync(read func() (wall, mono int64)) int64 {
+	wa, ma := read()
+	wb, mb := read()
+	if skew := wb - wa - (mb - ma); skew < 20_000 && skew > -20_000 {
+		c.offset.Store(wb - mb)
+		c.synced.Store(mb)
 	}
-	return b.UnixNano()
+	return wb
 }
 
 // New returns the next ID. It returns [ErrMonotonicOverflow], leaving the
@@ -251,6 +269,38 @@ func (c *wallClock) sync() int64 {
 // than the generator's max lead, and [ErrTimeRange] when the clock is before
 // the epoch or past its range.
 func (g *Generator) New() (ID, error) {
+	if g.common {
+		// The common case, in one function and one cache line of state, so
+		// that a call after a pause, when caches are cold, touches little:
+		// the wall clock's offset is fresh, the random source is the
+		// runtime's, and the ID follows last with no error to check. The
+		// rest (first ID, clock behind, time range, a lost
+		// compare-and-swap) is next's, with a new draw.
+		mono := int64(time.Since(monoStart))
+		r := rand.Uint64()
+		last := g.last.Load()
+		ms := int64(last >> RandomBits)
+		ns := g.wall.offset.Load() + mono
+		if d := mono - g.wall.synced.Load(); d >= 0 && d < int64(wallSync) && ns >= 0 && last != 0 {
+			now := ns/1e6 - g.epochMs // ns ≥ 0: division is floor, as in now()
+			var id uint64
+			if now > ms && now <= MaxTimestamp {
+				// A new millisecond, from the lower half of the randomness
+				// (now ≥ 1: never the zero ID).
+				id = uint64(now)<<RandomBits | (r&(g.rndMask>>1))<<g.shift | g.sid
+			} else if now == ms {
+				step, _ := bits.Mul64(r, g.stepMax) // uniform in [0, stepMax)
+				next := (last&(1<<RandomBits-1))>>g.shift + 1 + step
+				if next > g.rndMask {
+					return 0, ErrMonotonicOverflow // as after: one draw a call
+				}
+				id = uint64(ms)<<RandomBits | next<<g.shift | g.sid
+			}
+			if id != 0 && g.last.CompareAndSwap(last, id) {
+				return ID(id), nil
+			}
+		}
+	}
 	return g.next(g.now())
 }
 
@@ -294,7 +344,12 @@ func (g *Generator) NewWait(ctx context.Context) (ID, error) {
 // caller has waited: it is what concurrent callers see at a millisecond's
 // edge, and moving on there would run ahead of a correct clock.
 func (g *Generator) aheadOfClock(waited bool) (ID, error) {
-	now, last := g.now(), g.last.Load()
+	// The last ID first, then the clock: a reading taken before the load
+	// (a thread held up between the two while others moved on to the next
+	// millisecond) would look behind the logical clock and move it on,
+	// ahead of a correct clock.
+	last := g.last.Load()
+	now := g.now()
 	if lead := lastMs(last) - now; lead < 1 || lead == 1 && !waited {
 		return 0, ErrMonotonicOverflow
 	}
@@ -363,6 +418,11 @@ func (g *Generator) random() uint64 {
 	if g.src == nil {
 		return rand.Uint64()
 	}
+	return g.lockedRandom()
+}
+
+// lockedRandom draws from the source given to [WithRandom].
+func (g *Generator) lockedRandom() uint64 {
 	g.srcMu.Lock()
 	defer g.srcMu.Unlock()
 	return g.src.Uint64()
@@ -411,3 +471,7 @@ func New() (ID, error) { return defaultGenerator.New() }
 // millisecond rather than failing with [ErrMonotonicOverflow]. See
 // [Generator.NewWait].
 func NewWait(ctx context.Context) (ID, error) { return defaultGenerator.NewWait(ctx) }
+
+// NewAt returns an ID for the time t from the default generator. See
+// [Generator.NewAt].
+func NewAt(t time.Time) (ID, error) { return defaultGenerator.NewAt(t) }

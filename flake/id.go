@@ -105,6 +105,8 @@ func (id ID) ScalableRandomness() uint16 {
 // the stand-alone layout it is just the low 5 bits of the randomness.
 func (id ID) SID() int { return int(id) & MaxSID }
 
-// Time returns the time carried by id under [DefaultEpoch], in UTC. Use
-// [Epoch.Time] for IDs made under another epoch.
-func (id ID) Time() time.Time { return DefaultEpoch.Time(id) }
+// Time returns the time carried by id under the default epoch, in UTC. It
+// is right only for IDs made under the default epoch: for an ID made by a
+// generator with [WithEpoch], it is off by the difference between the
+// epochs: read such IDs with that epoch's [Epoch.Time].
+func (id ID) Time() time.Time { return DefaultEpoch().Time(id) }

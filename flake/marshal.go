@@ -52,12 +52,16 @@ func (id ID) MarshalJSON() ([]byte, error) {
 
 // MaxJSONNumber is the largest bare JSON number UnmarshalJSON accepts:
 // 2^53, the largest integer JavaScript (and any IEEE double) holds exactly.
-// Every ID made after 2024-01-01 plus about 8.6 ms is above it, so IDs
-// travel as strings.
+// Every ID made under the default epoch after 2024-04-09T10:05:34.592Z
+// (2^33 ms after the epoch) is above it, so IDs travel as strings;
+// [TrustedID] decodes exact integers from sources that write them.
 const MaxJSONNumber ID = 1 << 53
 
 // UnmarshalJSON implements [json.Unmarshaler]. It accepts a JSON string
-// holding the text form (a quoted all-digit string is Base32, never decimal)
+// holding the text form (a quoted all-digit string is Base32, never
+// decimal: one of 13 digits decodes as Base32, any other length returns
+// [ErrLength] saying that decimal strings are refused and giving the
+// 13-character form to send instead)
 // and, for interoperability, a bare non-negative JSON integer up to
 // [MaxJSONNumber]: a larger number has already lost precision if it passed
 // through JavaScript, and could decode, silently, to another valid ID.
@@ -77,6 +81,8 @@ func (id *ID) UnmarshalJSON(b []byte) error {
 				return fmt.Errorf("%w: %s is not a valid JSON string", ErrJSON, quote(string(b)))
 			}
 			v, err = Parse(str)
+		} else if len(s) != EncodedLen && allDigits(s) {
+			err = decimalStringError(s)
 		} else {
 			v, err = parse(s)
 		}
@@ -88,7 +94,8 @@ func (id *ID) UnmarshalJSON(b []byte) error {
 			err = fmt.Errorf("%w: %s is not a non-negative integer", ErrJSON, quote(string(b)))
 		} else if err == nil && v > MaxJSONNumber {
 			err = fmt.Errorf("%w: the number %s is above 2^53: a JSON number that large has lost precision "+
-				"in JavaScript before it arrives (it may now name another ID); send the 13-character string",
+				"in JavaScript before it arrives (it may now name another ID); send the 13-character string "+
+				"(or, for JSON from a source that writes exact integers, such as PostgreSQL, decode into flake.TrustedID)",
 				ErrJSON, quote(string(b)))
 		}
 	default:
@@ -98,5 +105,64 @@ func (id *ID) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*id = v
+	return nil
+}
+
+// allDigits reports whether s is all ASCII digits.
+func allDigits(s []byte) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(s) > 0
+}
+
+// decimalStringError reports a quoted decimal integer, as JavaScript's
+// BigInt.toString() and protojson write 64-bit integers.
+func decimalStringError(s []byte) error {
+	send := "its 13-character Base32 form"
+	if id, err := parseInt(s); err == nil {
+		send = fmt.Sprintf("%q, its 13-character Base32 form", id.String())
+	}
+	return fmt.Errorf("%w: the JSON string %s is a decimal integer: a JSON string holds the 13-character "+
+		"Base32 form, and a quoted all-digit string is read as Base32, never as decimal; send %s",
+		ErrLength, quote(string(s)), send)
+}
+
+// TrustedID is an ID for decoding JSON from a trusted source that writes
+// exact integers, such as PostgreSQL's row_to_json, to_json and json_agg,
+// which write a bigint as a bare number of up to 19 digits. Its
+// UnmarshalJSON accepts any non-negative JSON integer up to 2^63-1, exactly;
+// everything else it decodes as [ID.UnmarshalJSON] does. It encodes as ID
+// does, as the 13-character string.
+//
+// Never use it for JSON that may have passed through JavaScript or any
+// other reader that holds numbers as doubles: above 2^53 such a number has
+// been rounded, possibly to another valid ID, which TrustedID cannot see.
+//
+//	var rows []struct {
+//		ID    flake.TrustedID `json:"id"`
+//		Total int             `json:"total"`
+//	}
+//	err := json.Unmarshal(aggJSON, &rows) // SELECT json_agg(o) FROM orders o
+//	id := rows[0].ID.ID
+type TrustedID struct{ ID }
+
+// UnmarshalJSON implements [json.Unmarshaler]: a bare integer decodes
+// exactly ([ErrIntRange] when negative or above 2^63-1, [ErrJSON] for a
+// fraction or an exponent); anything else as by [ID.UnmarshalJSON].
+func (t *TrustedID) UnmarshalJSON(b []byte) error {
+	if len(b) == 0 || (b[0] < '0' || b[0] > '9') && b[0] != '-' {
+		return t.ID.UnmarshalJSON(b)
+	}
+	v, err := parseInt(b)
+	if err != nil {
+		if errors.Is(err, ErrIntRange) {
+			return err
+		}
+		return fmt.Errorf("%w: %s is not an integer", ErrJSON, quote(string(b)))
+	}
+	t.ID = v
 	return nil
 }

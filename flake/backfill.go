@@ -1,0 +1,57 @@
+package flake
+
+import (
+	"fmt"
+	"math/bits"
+	"time"
+)
+
+// NewAt returns a new ID for the time t, not the clock: for backfills,
+// where old rows get IDs that sort by their own time. Its millisecond is
+// t's (floored), so ID.Time reads t truncated to the millisecond.
+//
+// NewAt keeps its own state, apart from [Generator.New]'s: it never moves
+// the live IDs' logical clock, backwards or ahead. Consecutive calls for
+// one millisecond give increasing IDs, stepping as New does (at least
+// [MinBurst] of them, [MinBurstScalable] scalable, before
+// [ErrMonotonicOverflow]); so sort a backfill by time. A call for another
+// millisecond starts again from a random point, so an ID made after calls
+// for other milliseconds, and IDs made live or by another generator in the
+// same millisecond, differ only by their random bits, as IDs of two
+// generators do (see [Generator]); a scalable generator keeps its SID in
+// every ID, so IDs of generators with distinct SIDs never repeat.
+//
+// A time before the epoch or past its range returns [ErrTimeRange]: never
+// a clamped ID, which would repeat.
+func (g *Generator) NewAt(t time.Time) (ID, error) {
+	ms := t.UnixMilli() - g.epochMs
+	if ms < 0 || ms > MaxTimestamp {
+		return 0, fmt.Errorf("%w: %s is not between %s and %s", ErrTimeRange, t.UTC().Format(RFC3339Milli),
+			g.format(0), g.format(MaxTimestamp))
+	}
+	for {
+		last := g.backfill.Load()
+		id, err := g.at(last, ms)
+		if err != nil || g.backfill.CompareAndSwap(last, uint64(id)) {
+			return id, err
+		}
+	}
+}
+
+// at returns the ID after last in the millisecond ms: a step above it when
+// last is of that millisecond, else a random start in its lower half.
+func (g *Generator) at(last uint64, ms int64) (ID, error) {
+	if last != 0 && lastMs(last) == ms {
+		step, _ := bits.Mul64(g.random(), g.stepMax) // uniform in [0, stepMax)
+		r := (last&(1<<RandomBits-1))>>g.shift + 1 + step
+		if r > g.rndMask {
+			return 0, fmt.Errorf("%w: NewAt used up %s", ErrMonotonicOverflow, g.format(ms))
+		}
+		return ID(uint64(ms)<<RandomBits | r<<g.shift | g.sid), nil
+	}
+	r := g.random() & (g.rndMask >> 1)
+	if ms == 0 && r == 0 && g.sid == 0 {
+		r = 1 // never the zero ID
+	}
+	return ID(uint64(ms)<<RandomBits | r<<g.shift | g.sid), nil
+}
