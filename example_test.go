@@ -83,18 +83,8 @@ func ExampleBound() {
 
 func ExampleMinID() {
 	from := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
-	lo, _ := ulidflake.MinID(from)
-	hi, _ := ulidflake.MinID(from.AddDate(0, 0, 1))
+	lo := ulidflake.MinID(from)
+	hi := ulidflake.MinID(from.AddDate(0, 0, 1))
 	fmt.Println(lo, hi) // WHERE id >= lo AND id < hi: one day, on the primary key
 	// Output: 019K7FK000000 019NSWA000000
-}
-
-func ExampleFromInt() {
-	id, err := ulidflake.FromInt(16873543940839584)
-	fmt.Println(id, err)
-	_, err = ulidflake.ParseInt("-1")
-	fmt.Println(err != nil)
-	// Output:
-	// 00EZJCRCB4650 <nil>
-	// true
 }

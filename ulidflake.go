@@ -5,13 +5,16 @@
 // This is the one import most programs need:
 //
 //	type Order struct {
-//		ID ulidflake.ID // bigint primary key, 00EZJCRCB4650 in JSON
+//		ID ulidflake.ID // bigint primary key, "00EZJCRCB4650" in JSON
 //	}
 //
 //	id, err := ulidflake.New()
 //
-// [ID] is sqltype.ID: a flake.ID that is also a driver.Valuer and
-// sql.Scanner. The format, generator options and sentinel errors live in
+// [ID] is the one ID type: its text, binary and JSON forms, its fields and
+// time, and its database/sql methods (a driver.Valuer and sql.Scanner for
+// bigint columns) are documented on flake.ID, which it is. [NullID],
+// [TextID] and [Bound] wrap it for nullable columns, text columns and query
+// bounds. The generator's options, epochs and sentinel errors live in
 // package flake; pgx support in pgxtype; GORM support in gormplugin.
 package ulidflake
 
@@ -23,101 +26,61 @@ import (
 	"github.com/ulidflake/ulidflake/sqltype"
 )
 
-// ID is a Ulid-Flake for a bigint column. See sqltype.ID.
-type ID = sqltype.ID
+// ID is a Ulid-Flake, for bigint columns; see flake.ID for its methods.
+type ID = flake.ID
 
-// NullID is an ID for a nullable bigint column. See sqltype.NullID.
+// NullID is an ID for a nullable bigint column; see sqltype.NullID.
 type NullID = sqltype.NullID
 
-// TextID is an ID stored as 13-character text. See sqltype.TextID.
+// TextID is an ID stored as 13-character text; see sqltype.TextID.
 type TextID = sqltype.TextID
 
-// ErrZeroID is the error of writing the zero (unset) ID, in every driver
-// and by GORM. See sqltype.ErrZeroID.
-var ErrZeroID = sqltype.ErrZeroID
-
 // Bound is an ID used as a query bound, where the zero ID means "below
-// every ID", as the first cursor of keyset pagination. See sqltype.Bound.
+// every ID", as the first cursor of keyset pagination; see sqltype.Bound.
 type Bound = sqltype.Bound
+
+// TrustedID is an ID for decoding JSON from a source that writes exact
+// integers, such as PostgreSQL's row_to_json and json_agg; see
+// flake.TrustedID.
+type TrustedID = flake.TrustedID
+
+// ErrZeroID is the error of writing the zero (unset) ID, in every driver
+// and by GORM: flake.ErrZeroID.
+var ErrZeroID = flake.ErrZeroID
+
+// Generator makes IDs; see flake.Generator.
+type Generator = flake.Generator
+
+// NewGenerator returns a generator configured by flake options
+// (flake.WithSID, flake.WithEpoch, flake.WithEntropy, ...).
+func NewGenerator(opts ...flake.Option) (*Generator, error) { return flake.NewGenerator(opts...) }
 
 // New returns an ID from the process's default stand-alone generator. It
 // returns flake.ErrMonotonicOverflow when this millisecond's capacity (at
 // least flake.MinBurst, 2,056 IDs, about 6,000 on average) is used up;
 // [NewWait] waits instead.
-func New() (ID, error) {
-	id, err := flake.New()
-	return ID(id), err
-}
+func New() (ID, error) { return flake.New() }
 
 // NewWait returns an ID from the default generator, waiting for the next
 // millisecond when this one is used up, until ctx ends.
-func NewWait(ctx context.Context) (ID, error) {
-	id, err := flake.NewWait(ctx)
-	return ID(id), err
-}
+func NewWait(ctx context.Context) (ID, error) { return flake.NewWait(ctx) }
+
+// NewAt returns a new ID for the time t rather than the clock, for
+// backfills (docs/backfill.md). See [flake.Generator.NewAt].
+func NewAt(t time.Time) (ID, error) { return flake.NewAt(t) }
 
 // Parse decodes the 13-character text form; see flake.Parse.
-func Parse(s string) (ID, error) {
-	id, err := flake.Parse(s)
-	return ID(id), err
-}
+func Parse(s string) (ID, error) { return flake.Parse(s) }
 
 // MustParse is like [Parse] but panics on error.
-func MustParse(s string) ID { return ID(flake.MustParse(s)) }
+func MustParse(s string) ID { return flake.MustParse(s) }
 
-// ParseInt decodes the decimal form; see flake.ParseInt.
-func ParseInt(s string) (ID, error) {
-	id, err := flake.ParseInt(s)
-	return ID(id), err
-}
+// MinID returns the smallest ID of t's millisecond under the default
+// epoch, the lower bound of a time-range query (id >= MinID(from) AND id <
+// MinID(to)). A time before the epoch gives the smallest ID, one past the
+// format's range the largest; see flake.MinID.
+func MinID(t time.Time) ID { return flake.MinID(t) }
 
-// FromInt converts an int64, refusing negative values; see flake.FromInt.
-func FromInt(v int64) (ID, error) {
-	id, err := flake.FromInt(v)
-	return ID(id), err
-}
-
-// MinID returns the smallest ID of t's millisecond under flake.DefaultEpoch,
-// the lower bound of a time-range query (id >= MinID(from) AND id <
-// MinID(to)); see flake.MinID.
-func MinID(t time.Time) (ID, error) {
-	id, err := flake.MinID(t)
-	return ID(id), err
-}
-
-// MaxID returns the largest ID of t's millisecond under flake.DefaultEpoch;
-// see flake.MaxID.
-func MaxID(t time.Time) (ID, error) {
-	id, err := flake.MaxID(t)
-	return ID(id), err
-}
-
-// Generator makes IDs of type [ID]; see flake.Generator.
-type Generator struct{ g *flake.Generator }
-
-// NewGenerator returns a generator configured by flake options
-// (flake.WithSID, flake.WithEpoch, flake.WithEntropy, ...).
-func NewGenerator(opts ...flake.Option) (*Generator, error) {
-	g, err := flake.NewGenerator(opts...)
-	if err != nil {
-		return nil, err
-	}
-	return &Generator{g}, nil
-}
-
-// New returns the next ID; see flake.Generator.New.
-func (g *Generator) New() (ID, error) {
-	id, err := g.g.New()
-	return ID(id), err
-}
-
-// NewWait returns the next ID, waiting out a used-up millisecond; see
-// flake.Generator.NewWait.
-func (g *Generator) NewWait(ctx context.Context) (ID, error) {
-	id, err := g.g.NewWait(ctx)
-	return ID(id), err
-}
-
-// Reset makes the generator forget its last ID, after
-// flake.ErrClockBehind once the clock is right; see flake.Generator.Reset.
-func (g *Generator) Reset() { g.g.Reset() }
+// MaxID returns the largest ID of t's millisecond under the default epoch,
+// clamped as [MinID] is; see flake.MaxID.
+func MaxID(t time.Time) ID { return flake.MaxID(t) }

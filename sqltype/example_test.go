@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ulidflake/ulidflake"
 	"github.com/ulidflake/ulidflake/flake"
 	"github.com/ulidflake/ulidflake/sqltype"
 )
@@ -15,7 +16,7 @@ func ExampleID_Value() {
 
 	var unset sqltype.ID
 	_, err = unset.Value()
-	fmt.Println(errors.Is(err, sqltype.ErrZeroID))
+	fmt.Println(errors.Is(err, ulidflake.ErrZeroID))
 	// Output:
 	// 16873543940839584 <nil>
 	// true
@@ -27,7 +28,7 @@ func ExampleID_Scan() {
 	fmt.Println(id, err)
 
 	err = id.Scan(nil)
-	fmt.Println(errors.Is(err, sqltype.ErrNull))
+	fmt.Println(errors.Is(err, flake.ErrNull))
 	// Output:
 	// 00EZJCRCB4650 <nil>
 	// true
@@ -52,4 +53,11 @@ func ExampleTextID() {
 func ExampleID_GormDataType() {
 	fmt.Println(sqltype.ID(0).GormDataType())
 	// Output: bigint
+}
+
+func ExampleNullID_Format() {
+	set := sqltype.NullID{ID: sqltype.ID(flake.MustParse("00EZJCRCB4650")), Valid: true}
+	var null sqltype.NullID
+	fmt.Printf("%v %v %x %x\n", set, null, set, null)
+	// Output: 00EZJCRCB4650 NULL 3bf26618b218a0 NULL
 }

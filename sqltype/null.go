@@ -3,6 +3,8 @@ package sqltype
 import (
 	"database/sql/driver"
 	"fmt"
+
+	"github.com/ulidflake/ulidflake/flake"
 )
 
 // The not-valid NullID has no text and no binary form: it marshals to an
@@ -13,12 +15,12 @@ import (
 // reference that is optional, say). Valid is false for NULL. It marshals to
 // JSON null when not valid.
 type NullID struct {
-	ID    ID
+	ID    flake.ID
 	Valid bool
 }
 
 // Value implements [driver.Valuer]: nil when not valid, else the ID's
-// Value (so a valid zero ID is still [ErrZeroID]).
+// Value (so a valid zero ID is still flake.ErrZeroID).
 func (n NullID) Value() (driver.Value, error) {
 	if !n.Valid {
 		return nil, nil
@@ -30,12 +32,12 @@ func (n NullID) Value() (driver.Value, error) {
 }
 
 // errValidZero is the error of a NullID that is valid but holds the zero
-// ID; errors.Is(errValidZero, ErrZeroID) holds.
-var errValidZero = fmt.Errorf("sqltype: NullID{Valid: true} holds the zero ID (for NULL, leave Valid false): %w", ErrZeroID)
+// ID; errors.Is(errValidZero, flake.ErrZeroID) holds.
+var errValidZero = fmt.Errorf("sqltype: NullID{Valid: true} holds the zero ID (for NULL, leave Valid false): %w", flake.ErrZeroID)
 
 // Scan implements [sql.Scanner]: NULL makes it not valid; so do a nil
 // *ID and a NullID or *NullID that is not valid. Anything else is scanned
-// as by [ID.Scan].
+// as by ID.Scan.
 func (n *NullID) Scan(src any) error {
 	switch s := src.(type) {
 	case NullID:
@@ -48,7 +50,7 @@ func (n *NullID) Scan(src any) error {
 			*n = *s
 		}
 		return nil
-	case *ID:
+	case *flake.ID:
 		if s == nil {
 			src = nil
 		}
@@ -98,7 +100,7 @@ func (n *NullID) UnmarshalText(b []byte) error {
 		*n = NullID{}
 		return nil
 	}
-	var id ID
+	var id flake.ID
 	if err := id.UnmarshalText(b); err != nil {
 		return err
 	}
@@ -125,7 +127,7 @@ func (n *NullID) UnmarshalBinary(b []byte) error {
 		*n = NullID{}
 		return nil
 	}
-	var id ID
+	var id flake.ID
 	if err := id.UnmarshalBinary(b); err != nil {
 		return err
 	}
@@ -140,10 +142,40 @@ func (n *NullID) UnmarshalJSON(b []byte) error {
 		*n = NullID{}
 		return nil
 	}
-	var id ID
+	var id flake.ID
 	if err := id.UnmarshalJSON(b); err != nil {
 		return err
 	}
 	*n = NullID{ID: id, Valid: id != 0} // the zero ID is unset: NULL
 	return nil
+}
+
+// nullText is what a not-valid NullID prints.
+const nullText = "NULL"
+
+// String returns the text form of the ID, or NULL when not valid.
+func (n NullID) String() string {
+	if !n.Valid {
+		return nullText
+	}
+	return n.ID.String()
+}
+
+// Format implements fmt.Formatter: a valid NullID prints as its ID does
+// (see flake.ID.Format: %s, %v and %q the text form, %d, %x and %X the
+// integer); a not-valid one prints NULL, unquoted, for every verb, padded
+// with spaces to the width (on the right with the - flag); no other flag
+// or precision applies, so it is never taken for an ID, a number or a
+// string.
+func (n NullID) Format(f fmt.State, verb rune) {
+	if n.Valid {
+		n.ID.Format(f, verb)
+		return
+	}
+	width, _ := f.Width()
+	if f.Flag('-') {
+		fmt.Fprintf(f, "%-*s", width, nullText)
+		return
+	}
+	fmt.Fprintf(f, "%*s", width, nullText)
 }

@@ -78,37 +78,6 @@ func TestIDScan(t *testing.T) {
 	}
 }
 
-func TestIDKeepsFlakeBehaviour(t *testing.T) {
-	f := sample.Flake()
-	if sample.String() != f.String() || sample.Time() != f.Time() || sample.Timestamp() != f.Timestamp() ||
-		sample.Randomness() != f.Randomness() || sample.SID() != f.SID() || sample.ScalableRandomness() != f.ScalableRandomness() {
-		t.Fatal("accessors differ from flake.ID's")
-	}
-	if !(sample < sample+1) || sample.Compare(sample+1) != -1 || sample.IsZero() || sample.Int64() != int64(f) {
-		t.Fatal("comparison differs")
-	}
-	j, _ := json.Marshal(sample)
-	var back ID
-	if string(j) != `"00EZJCRCB4650"` || json.Unmarshal(j, &back) != nil || back != sample {
-		t.Fatalf("JSON %s -> %s", j, back)
-	}
-	b, _ := sample.MarshalBinary()
-	if back.UnmarshalBinary(b) != nil || back != sample {
-		t.Fatal("binary round trip")
-	}
-	txt, _ := sample.AppendText(nil)
-	back = 0
-	if back.UnmarshalText(txt) != nil || back != sample {
-		t.Fatal("text round trip")
-	}
-	if _, err := sample.AppendBinary(nil); err != nil {
-		t.Fatal(err)
-	}
-	if sample.GormDataType() != "bigint" || (NullID{}).GormDataType() != "bigint" || (TextID{}).GormDataType() != "varchar(13)" {
-		t.Fatal("GormDataType")
-	}
-}
-
 func TestNullID(t *testing.T) {
 	var n NullID
 	if err := n.Scan(nil); err != nil || n.Valid {

@@ -8,17 +8,17 @@ import (
 )
 
 // TextID is an ID stored in its 13-character text form, for char(13) or
-// text columns. It has all the methods of [ID] but writes and scans the
-// Base32 text. Prefer [ID] and bigint for new schemas: half the size, and
+// text columns. It has all the methods of flake.ID but writes and scans the
+// Base32 text. Prefer an ID and bigint for new schemas: half the size, and
 // sorted by the database as numbers.
-type TextID struct{ ID }
+type TextID struct{ flake.ID }
 
 // Value implements [driver.Valuer]: the 13-character string (a string,
 // not bytes, so that SQLite stores text, which compares equal to the text
-// form). It returns [ErrZeroID] for the zero ID.
+// form). It returns flake.ErrZeroID for the zero ID.
 func (t TextID) Value() (driver.Value, error) {
 	if t.ID == 0 {
-		return nil, ErrZeroID
+		return nil, flake.ErrZeroID
 	}
 	return t.ID.String(), nil
 }
@@ -26,8 +26,8 @@ func (t TextID) Value() (driver.Value, error) {
 // Scan implements [sql.Scanner]. It accepts the text form as string or
 // []byte, with the rules of flake.Parse (case-insensitive, exactly 13
 // bytes; a char(13) column pads nothing, since the form is always 13), and
-// ID, flake.ID and pointers to them. It returns [ErrNull] for NULL and
-// [ErrType] for other types.
+// ID, flake.ID and pointers to them. It returns flake.ErrNull for NULL and
+// flake.ErrType for other types.
 func (t *TextID) Scan(src any) error {
 	var v flake.ID
 	var err error
@@ -37,30 +37,25 @@ func (t *TextID) Scan(src any) error {
 	case []byte:
 		v, err = flake.Parse(string(s))
 	case nil:
-		return ErrNull
-	case ID, *ID, flake.ID, *flake.ID, Bound: // the module's own types, as code generators pass them
-		id, err := scanInt(src)
-		if err != nil {
-			return err
-		}
-		t.ID = ID(id)
-		return nil
+		return flake.ErrNull
+	case flake.ID, *flake.ID, Bound: // the module's own types, as code generators pass them
+		return t.ID.Scan(src)
 	case TextID:
 		*t = s
 		return nil
 	case *TextID:
 		if s == nil {
-			return ErrNull
+			return flake.ErrNull
 		}
 		*t = *s
 		return nil
 	default:
-		return fmt.Errorf("%w: %T %v is not text", ErrType, src, src)
+		return fmt.Errorf("%w: %T %v is not text", flake.ErrType, src, src)
 	}
 	if err != nil {
 		return fmt.Errorf("sqltype: scanning text ID: %w", err)
 	}
-	t.ID = ID(v)
+	t.ID = v
 	return nil
 }
 
