@@ -48,17 +48,21 @@ func ExampleAll() {
 }
 
 func ExampleFS() {
-	// golang-migrate: src, err := iofs.New(migrations.FS(), ".")
+	// golang-migrate, with a version table of its own (docs/sql.md):
+	//	src, err := iofs.New(migrations.FS(), ".")
+	//	m, err := migrate.NewWithSourceInstance("iofs", src, url+"&x-migrations-table=ulid_flake_schema_migrations")
 	names, _ := fs.Glob(migrations.FS(), "001_*")
 	fmt.Println(names)
 	// Output: [001_ulid_flake.down.sql 001_ulid_flake.up.sql]
 }
 
 func ExampleGooseFS() {
-	// goose: goose.SetBaseFS(migrations.GooseFS()); goose.Up(db, ".")
+	// goose, with a version table of its own and a lock (docs/sql.md):
+	//	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.GooseFS(),
+	//		goose.WithTableName("ulid_flake_goose_db_version"), goose.WithSessionLocker(locker))
 	names, _ := fs.Glob(migrations.GooseFS(), "*.sql")
 	fmt.Println(names)
-	// Output: [001_ulid_flake.sql 002_ulid_flake_id.sql 003_ulid_flake_fixes.sql]
+	// Output: [001_ulid_flake.sql 002_ulid_flake_id.sql 003_ulid_flake_fixes.sql 004_ulid_flake_safe.sql 005_ulid_flake_at.sql]
 }
 
 func ExampleConvertSerial() {
@@ -74,7 +78,7 @@ func ExampleConvertSerial() {
 		panic(err)
 	}
 	fmt.Print(conv.Up) // review it, then:
-	if err := conv.Apply(ctx, db, true); err != nil {
+	if err := conv.Apply(ctx, db, migrations.DirectionUp); err != nil {
 		panic(err)
 	}
 }

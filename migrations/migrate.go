@@ -31,6 +31,7 @@ func To(v int) Option { return func(o *options) { o.target, o.targetSet = v, tru
 
 // Down reverts the newest version this build knows, if it is applied, and
 // nothing else: calling it again, or from several processes, does no more.
+// Run it alone: callers that migrate up at the same time undo it.
 // Use [To] to go further down.
 func Down() Option { return func(o *options) { o.down = 1 } }
 
@@ -68,13 +69,19 @@ type Step struct {
 // which reverts the newest version this build knows (when it is applied):
 // callers that run it together revert that one version between them.
 func Migrate(ctx context.Context, db *sql.DB, opts ...Option) ([]Step, error) {
-	o := options{target: -1, table: DefaultTable}
-	for _, opt := range opts {
-		opt(&o)
-	}
 	all, err := All()
 	if err != nil {
 		return nil, err
+	}
+	return migrate(ctx, db, all, opts...)
+}
+
+// migrate is Migrate with the versions this build knows given: tests run
+// two releases at once by giving the older one fewer.
+func migrate(ctx context.Context, db *sql.DB, all []Migration, opts ...Option) ([]Step, error) {
+	o := options{target: -1, table: DefaultTable}
+	for _, opt := range opts {
+		opt(&o)
 	}
 	if o.targetSet && (o.target < 0 || o.target > len(all)) {
 		return nil, fmt.Errorf("%w: %d (versions 0..%d)", ErrTarget, o.target, len(all))
@@ -83,11 +90,14 @@ func Migrate(ctx context.Context, db *sql.DB, opts ...Option) ([]Step, error) {
 	if o.schema != "" {
 		table = quoteIdent(o.schema) + "." + table
 	}
+	if err := checkSchema(ctx, db, o.schema); err != nil {
+		return nil, err
+	}
 	// The versions as the call starts, without the lock: the plan of a dry
 	// run, and the reference of Down.
 	current, err := currentVersion(ctx, db, table, all, false)
 	if err != nil {
-		return nil, err
+		return nil, refuseAhead(err, o)
 	}
 	target := len(all)
 	switch {
@@ -106,7 +116,7 @@ func Migrate(ctx context.Context, db *sql.DB, opts ...Option) ([]Step, error) {
 			if s.Up {
 				body = m.Up
 			}
-			fmt.Fprintf(o.dryRun, "-- version %d %s (%s)\nBEGIN;\nSELECT pg_advisory_xact_lock(%d);\n", s.Version, m.Name, direction(s.Up), int64(lockKey))
+			fmt.Fprintf(o.dryRun, "-- version %d %s (%s)\nBEGIN;\nSELECT pg_catalog.pg_advisory_xact_lock(%d);\n", s.Version, m.Name, direction(s.Up), int64(lockKey))
 			if o.schema != "" {
 				fmt.Fprintf(o.dryRun, "SET LOCAL search_path TO %s;\n", quoteIdent(o.schema))
 			}
@@ -119,7 +129,7 @@ func Migrate(ctx context.Context, db *sql.DB, opts ...Option) ([]Step, error) {
 	for {
 		s, done, err := step(ctx, db, o.schema, table, all, target)
 		if err != nil {
-			return steps, err
+			return steps, refuseAhead(err, o)
 		}
 		if done {
 			return steps, nil
@@ -149,19 +159,33 @@ func step(ctx context.Context, db *sql.DB, schema, table string, all []Migration
 		return Step{}, false, err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(lockKey)); err != nil {
+	if _, err := tx.ExecContext(ctx, `SELECT pg_catalog.pg_advisory_xact_lock($1)`, int64(lockKey)); err != nil {
 		return Step{}, false, fmt.Errorf("migrations: taking the lock: %w", err)
+	}
+	if err := pinSchema(ctx, tx, schema); err != nil {
+		return Step{}, false, err
 	}
 	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+table+` (
 		version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
 		return Step{}, false, fmt.Errorf("migrations: creating the version table %s: %w", table, err)
 	}
+	if err := trusted(ctx, tx, table); err != nil {
+		return Step{}, false, err
+	}
 	current, err := currentVersion(ctx, tx, table, all, true)
 	if err != nil {
 		return Step{}, false, err
 	}
+	if current == 0 && target > 0 {
+		if current, err = adopt(ctx, tx, table, all); err != nil {
+			return Step{}, false, err
+		}
+	}
 	steps := plan(current, target, all)
 	if len(steps) == 0 {
+		if err := checkNode(ctx, tx, current); err != nil {
+			return Step{}, false, err
+		}
 		return Step{}, true, tx.Commit()
 	}
 	s := steps[0]
@@ -172,11 +196,6 @@ func step(ctx context.Context, db *sql.DB, schema, table string, all []Migration
 	}
 	fail := func(err error) (Step, bool, error) {
 		return Step{}, false, fmt.Errorf("migrations: version %d %s (%s): %w", s.Version, m.Name, direction(s.Up), err)
-	}
-	if schema != "" {
-		if _, err := tx.ExecContext(ctx, `SELECT set_config('search_path', $1, true)`, quoteIdent(schema)); err != nil {
-			return fail(err)
-		}
 	}
 	if _, err := tx.ExecContext(ctx, body); err != nil {
 		return fail(err)
@@ -201,7 +220,7 @@ type querier interface {
 func currentVersion(ctx context.Context, q querier, table string, all []Migration, mustExist bool) (int, error) {
 	if !mustExist {
 		var exists bool
-		if err := q.QueryRowContext(ctx, `SELECT to_regclass($1) IS NOT NULL`, table).Scan(&exists); err != nil {
+		if err := q.QueryRowContext(ctx, `SELECT pg_catalog.to_regclass($1) IS NOT NULL`, table).Scan(&exists); err != nil {
 			return 0, fmt.Errorf("migrations: looking for %s: %w", table, err)
 		}
 		if !exists {
@@ -219,6 +238,11 @@ func currentVersion(ctx context.Context, q querier, table string, all []Migratio
 			}
 			return 0, fmt.Errorf("%w: %s records versions %v, with a gap", ErrMissing, table, applied)
 		}
+	}
+	if len(applied) > len(all) {
+		// Versions 1..n without a gap, n above what this build knows: a
+		// newer release migrated the database (a rolling deploy).
+		return 0, &AheadError{Database: len(applied), Build: len(all)}
 	}
 	return len(applied), nil
 }
@@ -264,4 +288,15 @@ func quoteIdent(s string) string {
 		out = append(out, s[i])
 	}
 	return string(append(out, '"'))
+}
+
+// checkSchema refuses a schema that search_path does not read as itself,
+// before anything runs (a dry run included).
+func checkSchema(ctx context.Context, db *sql.DB, schema string) error {
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	return pinSchema(ctx, tx, schema)
 }

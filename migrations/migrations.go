@@ -2,18 +2,28 @@
 // ulid_flake() for DEFAULT clauses, its scalable form, encode, decode, time
 // and bounds functions, all bit-compatible with package flake. Plain SQL
 // and PL/pgSQL: no extension and no superuser, so it installs on managed
-// PostgreSQL.
+// PostgreSQL. What the functions guarantee is in docs/sql.md.
 //
 // Three ways to install it:
 //
-//   - [Migrate]: its own version table, each version in its own transaction.
-//   - [FS] with golang-migrate (iofs.New(migrations.FS(), ".")) or goose
-//     ([GooseFS]), next to your own migrations.
+//   - [Migrate]: its own version table, each version in its own transaction;
+//     safe to run from every replica at start-up and from two releases at
+//     once ([ErrAhead]); it adopts an install another tool made, and draws a
+//     new generator offset on a cloned database.
+//   - golang-migrate ([FS]) or goose ([GooseFS]), beside the app's own
+//     migrations: ulidflake's run from a source of their own, with a
+//     version table of their own, before the app's (whose numbering they
+//     would clash with in one directory or one table). `ulidflake
+//     migrations write` puts the same files in a directory for the tools'
+//     command lines. The recipes are in docs/sql.md ("Installing").
 //   - The SQL itself: `ulidflake migrations up` prints it, for any other tool.
 //
-// The objects land in the first schema of search_path. To put them in a
-// schema of their own, create it and pass [Schema] (or set search_path
-// before running the files).
+// The objects land in the first schema of search_path that exists; each
+// file pins search_path to that schema alone before it creates anything.
+// To put them in a schema of their own, create it and pass [Schema] (or set
+// search_path before running the files). Every body resolves its operators
+// and functions in pg_catalog or the install schema, whatever the caller's
+// search_path.
 package migrations
 
 import (
@@ -108,8 +118,11 @@ func load(fsys fs.FS, dir string) ([]Migration, error) {
 }
 
 // FS returns the migration files as NNN_name.up.sql and NNN_name.down.sql
-// at its root: the layout golang-migrate reads through
-// source/iofs: iofs.New(migrations.FS(), ".").
+// at its root: the layout golang-migrate reads through source/iofs,
+// iofs.New(migrations.FS(), "."). Run them with a version table of their
+// own (the postgres driver's x-migrations-table, for example
+// ulid_flake_schema_migrations), before the app's own migrations: their
+// versions 1, 2, 3 ... would clash with the app's in one table.
 func FS() fs.FS {
 	sub, err := fs.Sub(files, "sql")
 	if err != nil {
@@ -119,8 +132,11 @@ func FS() fs.FS {
 }
 
 // GooseFS returns the same migrations in goose's layout: one NNN_name.sql
-// file per version with -- +goose Up and -- +goose Down sections, for
-// goose.SetBaseFS(migrations.GooseFS()) and goose.Up(db, ".").
+// file per version with -- +goose Up and -- +goose Down sections. Run them
+// with a goose.Provider of their own, before the app's: its own version
+// table (goose.WithTableName, for example ulid_flake_goose_db_version), and
+// a session lock (goose.WithSessionLocker) when replicas may run it at
+// once, as goose's package-level functions take no lock.
 func GooseFS() fs.FS {
 	all, err := All()
 	if err != nil {

@@ -1,3 +1,4 @@
+SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.current_schema()), true);
 DROP FUNCTION ulid_flake_max(timestamptz);
 DROP FUNCTION ulid_flake_min(timestamptz);
 DROP FUNCTION ulid_flake_time(bigint);

@@ -10,6 +10,11 @@
 --   ulid_flake.epoch_ms   the epoch in Unix ms (default 1704067200000, 2024-01-01)
 --   ulid_flake.sid        the SID (0..31) of ulid_flake_scalable() when no argument is given
 
+-- The rest of this file runs with search_path pinned to the install schema
+-- alone: pg_catalog is searched first, and nothing planted elsewhere can
+-- stand in for what the install calls.
+SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.current_schema()), true);
+
 -- Uniqueness across sessions: the low bits of every ID come from this
 -- sequence plus an offset drawn at install time, modulo 2^20 (scalable:
 -- 2^15). Two IDs of the same millisecond therefore differ as long as fewer
@@ -34,24 +39,24 @@ CREATE DOMAIN ulid_flake_sid AS int
 
 DO $install$
 DECLARE
-	schema text := current_schema();
-	seq    text := format('%I.ulid_flake_seq', current_schema());
-	add    bigint := floor(random() * 1048576)::bigint;
-	ms     text := format($ms$(floor(date_part('epoch', clock_timestamp()) * 1000)::bigint
+	schema text := pg_catalog.current_schema();
+	seq    text := pg_catalog.format('%I.ulid_flake_seq', pg_catalog.current_schema());
+	add    bigint := pg_catalog.floor(pg_catalog.random() OPERATOR(pg_catalog.*) 1048576::double precision)::bigint;
+	ms     text := pg_catalog.format($ms$(floor(date_part('epoch', clock_timestamp()) * 1000)::bigint
 		- coalesce(nullif(current_setting('ulid_flake.epoch_ms', true), ''), '1704067200000')::bigint)::%I.ulid_flake_timestamp$ms$,
-		current_schema());
+		pg_catalog.current_schema());
 BEGIN
 	-- The bodies are passed as quoted literals (%L), never dollar-quoted
 	-- around a schema name, so that no name can end them.
 	-- ulid_flake(): a stand-alone ID, for DEFAULT ulid_flake().
-	EXECUTE format('CREATE FUNCTION %I.ulid_flake() RETURNS bigint LANGUAGE sql VOLATILE PARALLEL SAFE AS %L',
-		schema, format('SELECT greatest((%s::bigint << 20) | ((nextval(%L::regclass) + %s) & 1048575), 1)', ms, seq, add));
+	EXECUTE pg_catalog.format('CREATE FUNCTION %I.ulid_flake() RETURNS bigint LANGUAGE sql VOLATILE PARALLEL SAFE AS %L',
+		schema, pg_catalog.format('SELECT greatest((%s::bigint << 20) | ((nextval(%L::regclass) + %s) & 1048575), 1)', ms, seq, add));
 
 	-- ulid_flake_scalable(sid): the scalable layout, 15 sequence bits then
 	-- the SID; the SID comes from the argument or, when it is
 	-- NULL, from the setting ulid_flake.sid.
-	EXECUTE format('CREATE FUNCTION %I.ulid_flake_scalable(sid int DEFAULT NULL) RETURNS bigint LANGUAGE sql VOLATILE PARALLEL SAFE AS %L',
-		schema, format('SELECT greatest((%s::bigint << 20) | (((nextval(%L::regclass) + %s) & 32767) << 5)
+	EXECUTE pg_catalog.format('CREATE FUNCTION %I.ulid_flake_scalable(sid int DEFAULT NULL) RETURNS bigint LANGUAGE sql VOLATILE PARALLEL SAFE AS %L',
+		schema, pg_catalog.format('SELECT greatest((%s::bigint << 20) | (((nextval(%L::regclass) + %s) & 32767) << 5)
 				| coalesce(sid, nullif(current_setting(%L, true), %L)::int)::%I.ulid_flake_sid, 1)',
 			ms, seq, add, 'ulid_flake.sid', '', schema));
 END

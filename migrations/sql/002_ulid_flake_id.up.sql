@@ -1,3 +1,4 @@
+SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.current_schema()), true);
 -- ulidflake 002: the domain ulid_flake_id, a bigint that holds a Ulid-Flake
 -- ID. Declaring key and reference columns with it (id ulid_flake_id PRIMARY
 -- KEY DEFAULT ulid_flake()) stores and indexes exactly as bigint, and lets

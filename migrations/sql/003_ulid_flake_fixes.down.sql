@@ -1,25 +1,32 @@
+SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.current_schema()), true);
 -- Back to version 2: the functions of version 1 as they were (parallel
 -- safe, unqualified settings), and the SID domain's NOT NULL.
 DO $install$
 DECLARE
-	schema text := current_schema();
-	seq    text := format('%I.ulid_flake_seq', current_schema());
-	-- The offset drawn when 001 was installed, read back from ulid_flake():
-	-- a new one would let IDs of the millisecond of the upgrade repeat
-	-- those made just before it, and break their order.
-	add    bigint := substring((SELECT prosrc FROM pg_proc
-		WHERE oid = to_regprocedure(format('%I.ulid_flake()', current_schema()))) FROM '\+ ([0-9]+)\) & 1048575')::bigint;
-	ms     text := format('(floor(date_part(%L, clock_timestamp()) * 1000)::bigint - coalesce(nullif(current_setting(%L, true), %L), %L)::bigint)::%I.ulid_flake_timestamp',
-		'epoch', 'ulid_flake.epoch_ms', '', '1704067200000', current_schema());
+	schema text := pg_catalog.current_schema();
+	seq    text := pg_catalog.format('%I.ulid_flake_seq', pg_catalog.current_schema());
+	-- The offset drawn when 001 was installed, found by calling ulid_flake()
+	-- (never read out of its source): a new one would let IDs of the
+	-- millisecond of the upgrade repeat those made just before it, and
+	-- break their order.
+	add    bigint;
+	path   text := pg_catalog.current_setting('search_path');
+	id     bigint;
+	s      bigint;
+	ms     text := pg_catalog.format('(floor(date_part(%L, clock_timestamp()) * 1000)::bigint - coalesce(nullif(current_setting(%L, true), %L), %L)::bigint)::%I.ulid_flake_timestamp',
+		'epoch', 'ulid_flake.epoch_ms', '', '1704067200000', pg_catalog.current_schema());
 BEGIN
-	IF add IS NULL THEN
-		RAISE EXCEPTION 'ulid_flake: cannot read the offset of %.ulid_flake(), which is not the one ulidflake installed', to_json(current_schema())
-			USING ERRCODE = '55000';
-	END IF;
-	EXECUTE format('CREATE OR REPLACE FUNCTION %I.ulid_flake() RETURNS bigint LANGUAGE sql VOLATILE PARALLEL SAFE AS %L',
-		schema, format('SELECT greatest((%s::bigint << 20) | ((nextval(%L::regclass) + %s) & 1048575), 1)', ms, seq, add));
-	EXECUTE format('CREATE OR REPLACE FUNCTION %I.ulid_flake_scalable(sid int DEFAULT NULL) RETURNS bigint LANGUAGE sql VOLATILE PARALLEL SAFE AS %L',
-		schema, format('SELECT greatest((%s::bigint << 20) | (((nextval(%L::regclass) + %s) & 32767) << 5)
+	-- Its body is parsed at each call: with pg_catalog alone on the path,
+	-- nothing planted elsewhere runs.
+	PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+	EXECUTE pg_catalog.format('SELECT %I.ulid_flake()', schema) INTO id;
+	EXECUTE pg_catalog.format('SELECT pg_catalog.currval(%L::regclass)', seq) INTO s;
+	PERFORM pg_catalog.set_config('search_path', path, true);
+	add := ((id OPERATOR(pg_catalog.&) 1048575::bigint) OPERATOR(pg_catalog.-) (s OPERATOR(pg_catalog.&) 1048575::bigint)) OPERATOR(pg_catalog.&) 1048575::bigint;
+	EXECUTE pg_catalog.format('CREATE OR REPLACE FUNCTION %I.ulid_flake() RETURNS bigint LANGUAGE sql VOLATILE PARALLEL SAFE AS %L',
+		schema, pg_catalog.format('SELECT greatest((%s::bigint << 20) | ((nextval(%L::regclass) + %s) & 1048575), 1)', ms, seq, add));
+	EXECUTE pg_catalog.format('CREATE OR REPLACE FUNCTION %I.ulid_flake_scalable(sid int DEFAULT NULL) RETURNS bigint LANGUAGE sql VOLATILE PARALLEL SAFE AS %L',
+		schema, pg_catalog.format('SELECT greatest((%s::bigint << 20) | (((nextval(%L::regclass) + %s) & 32767) << 5)
 				| coalesce(sid, nullif(current_setting(%L, true), %L)::int)::%I.ulid_flake_sid, 1)',
 			ms, seq, add, 'ulid_flake.sid', '', schema));
 END

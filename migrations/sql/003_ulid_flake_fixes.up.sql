@@ -1,3 +1,4 @@
+SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.current_schema()), true);
 -- ulidflake 003: the generators made safe under parallel plans, without
 -- bigint overflow, with errors that name the setting at fault.
 --
@@ -20,10 +21,10 @@
 -- reported by the name of the setting.
 CREATE DOMAIN ulid_flake_epoch_setting AS text
 	CONSTRAINT "ulid_flake.epoch_ms must be an integer (Unix milliseconds)"
-	CHECK (VALUE ~ '^\s*[+-]?[0-9]{1,18}\s*$');
+	CHECK (VALUE ~ E'^\\s*[+-]?[0-9]{1,18}\\s*$');
 CREATE DOMAIN ulid_flake_sid_setting AS text
 	CONSTRAINT "ulid_flake.sid must be an integer in 0..31"
-	CHECK (VALUE ~ '^\s*[+]?[0-9]{1,9}\s*$');
+	CHECK (VALUE ~ E'^\\s*[+]?[0-9]{1,9}\\s*$');
 -- A NOT NULL domain constraint reports only the domain's name; a CHECK
 -- reports its own, which says what to do.
 ALTER DOMAIN ulid_flake_sid DROP NOT NULL;
@@ -34,40 +35,46 @@ ALTER DOMAIN ulid_flake_sid ADD
 
 DO $install$
 DECLARE
-	schema text := current_schema();
-	seq    text := format('%I.ulid_flake_seq', current_schema());
-	-- The offset drawn when 001 was installed, read back from ulid_flake():
-	-- a new one would let IDs of the millisecond of the upgrade repeat
-	-- those made just before it, and break their order.
-	add    bigint := substring((SELECT prosrc FROM pg_proc
-		WHERE oid = to_regprocedure(format('%I.ulid_flake()', current_schema()))) FROM '\+ ([0-9]+)\) & 1048575')::bigint;
+	schema text := pg_catalog.current_schema();
+	seq    text := pg_catalog.format('%I.ulid_flake_seq', pg_catalog.current_schema());
+	-- The offset drawn when 001 was installed, found by calling ulid_flake()
+	-- (never read out of its source): a new one would let IDs of the
+	-- millisecond of the upgrade repeat those made just before it, and
+	-- break their order.
+	add    bigint;
+	path   text := pg_catalog.current_setting('search_path');
+	id     bigint;
+	s      bigint;
 	-- The setting is checked only when it is set: a regular-expression
 	-- match on every row would cost more than the rest of the default.
-	epoch  text := format('coalesce(nullif(current_setting(%L, true), %L)::%I.ulid_flake_epoch_setting::bigint, 1704067200000)',
-		'ulid_flake.epoch_ms', '', current_schema());
-	ms     text := format('(floor(date_part(%L, clock_timestamp()) * 1000)::bigint - %s)::%I.ulid_flake_timestamp',
-		'epoch', epoch, current_schema());
+	epoch  text := pg_catalog.format('coalesce(nullif(current_setting(%L, true), %L)::%I.ulid_flake_epoch_setting::bigint, 1704067200000)',
+		'ulid_flake.epoch_ms', '', pg_catalog.current_schema());
+	ms     text := pg_catalog.format('(floor(date_part(%L, clock_timestamp()) * 1000)::bigint - %s)::%I.ulid_flake_timestamp',
+		'epoch', epoch, pg_catalog.current_schema());
 BEGIN
-	IF add IS NULL THEN
-		RAISE EXCEPTION 'ulid_flake: cannot read the offset of %.ulid_flake(), which is not the one ulidflake installed', to_json(current_schema())
-			USING ERRCODE = '55000';
-	END IF;
-	EXECUTE format('CREATE OR REPLACE FUNCTION %I.ulid_flake() RETURNS bigint LANGUAGE sql VOLATILE PARALLEL UNSAFE AS %L',
-		schema, format('SELECT greatest((%s::bigint << 20) | (((nextval(%L::regclass) & 1048575) + %s) & 1048575), 1)',
+	-- Its body is parsed at each call: with pg_catalog alone on the path,
+	-- nothing planted elsewhere runs.
+	PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+	EXECUTE pg_catalog.format('SELECT %I.ulid_flake()', schema) INTO id;
+	EXECUTE pg_catalog.format('SELECT pg_catalog.currval(%L::regclass)', seq) INTO s;
+	PERFORM pg_catalog.set_config('search_path', path, true);
+	add := ((id OPERATOR(pg_catalog.&) 1048575::bigint) OPERATOR(pg_catalog.-) (s OPERATOR(pg_catalog.&) 1048575::bigint)) OPERATOR(pg_catalog.&) 1048575::bigint;
+	EXECUTE pg_catalog.format('CREATE OR REPLACE FUNCTION %I.ulid_flake() RETURNS bigint LANGUAGE sql VOLATILE PARALLEL UNSAFE AS %L',
+		schema, pg_catalog.format('SELECT greatest((%s::bigint << 20) | (((nextval(%L::regclass) & 1048575) + %s) & 1048575), 1)',
 			ms, seq, add));
 
-	EXECUTE format('CREATE OR REPLACE FUNCTION %I.ulid_flake_scalable(sid int DEFAULT NULL) RETURNS bigint LANGUAGE sql VOLATILE PARALLEL UNSAFE AS %L',
-		schema, format('SELECT greatest((%s::bigint << 20) | ((((nextval(%L::regclass) & 32767) + %s) & 32767) << 5)
+	EXECUTE pg_catalog.format('CREATE OR REPLACE FUNCTION %I.ulid_flake_scalable(sid int DEFAULT NULL) RETURNS bigint LANGUAGE sql VOLATILE PARALLEL UNSAFE AS %L',
+		schema, pg_catalog.format('SELECT greatest((%s::bigint << 20) | ((((nextval(%L::regclass) & 32767) + %s) & 32767) << 5)
 				| coalesce(sid, nullif(current_setting(%L, true), %L)::%I.ulid_flake_sid_setting::int)::%I.ulid_flake_sid, 1)',
 			ms, seq, add, 'ulid_flake.sid', '', schema, schema));
 
-	EXECUTE format('CREATE OR REPLACE FUNCTION %I.ulid_flake_time(id bigint) RETURNS timestamptz LANGUAGE sql STABLE STRICT PARALLEL SAFE AS %L',
-		schema, format('SELECT timestamptz %L + (%s + ((id >> 20) & 8796093022207)) * interval %L',
+	EXECUTE pg_catalog.format('CREATE OR REPLACE FUNCTION %I.ulid_flake_time(id bigint) RETURNS timestamptz LANGUAGE sql STABLE STRICT PARALLEL SAFE AS %L',
+		schema, pg_catalog.format('SELECT timestamptz %L + (%s + ((id >> 20) & 8796093022207)) * interval %L',
 			'epoch', epoch, '1 millisecond'));
 
 	-- min and max: the smallest and the largest ID of t's millisecond.
-	EXECUTE format('CREATE OR REPLACE FUNCTION %I.ulid_flake_min(t timestamptz) RETURNS bigint LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE AS %L',
-		schema, format($body$
+	EXECUTE pg_catalog.format('CREATE OR REPLACE FUNCTION %I.ulid_flake_min(t timestamptz) RETURNS bigint LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE AS %L',
+		schema, pg_catalog.format($body$
 DECLARE
 	ms bigint;
 BEGIN
@@ -81,8 +88,8 @@ BEGIN
 	END IF;
 	RETURN ms << 20 | %s;
 END$body$, epoch, 0));
-	EXECUTE format('CREATE OR REPLACE FUNCTION %I.ulid_flake_max(t timestamptz) RETURNS bigint LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE AS %L',
-		schema, format($body$
+	EXECUTE pg_catalog.format('CREATE OR REPLACE FUNCTION %I.ulid_flake_max(t timestamptz) RETURNS bigint LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE AS %L',
+		schema, pg_catalog.format($body$
 DECLARE
 	ms bigint;
 BEGIN

@@ -1,0 +1,174 @@
+package migrations
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrAhead: the database records versions this build does not know (a
+	// newer release migrated it, as in a rolling deploy). Migrate's up does
+	// nothing and returns an *AheadError that wraps it; Down and To refuse
+	// with one. Callers of an older release can treat errors.Is(err,
+	// ErrAhead) from an up as "nothing to do".
+	ErrAhead = errors.New("migrations: the database is ahead of this build")
+	// ErrSchema: the schema cannot be the install schema: search_path does
+	// not read it as itself ("$user", a schema that does not exist), or
+	// the search_path names no schema that exists.
+	ErrSchema = errors.New("migrations: not an install schema")
+	// ErrForeignOwner: the version table, or an object of the install
+	// schema that Migrate reads or calls by name, is owned by a role that is neither the
+	// one running Migrate nor a superuser. Migrate writes into the table
+	// and calls the functions, so it refuses them: a planted table's
+	// triggers or a planted function would run with the caller's rights.
+	ErrForeignOwner = errors.New("migrations: the install holds objects of another role")
+)
+
+// AheadError names the database's version and the newest this build knows.
+type AheadError struct {
+	Database int    // the newest version the database records
+	Build    int    // the newest version this build knows
+	Op       string // "up" (nothing done), "down" or "to" (refused)
+}
+
+func (e *AheadError) Error() string {
+	what := "up does nothing"
+	if e.Op != "up" {
+		what = e.Op + " refused"
+	}
+	return fmt.Sprintf("%v: the database is at version %d, this build knows 1..%d: %s", ErrAhead, e.Database, e.Build, what)
+}
+
+func (e *AheadError) Unwrap() error { return ErrAhead }
+
+// refuseAhead names the operation in an *AheadError.
+func refuseAhead(err error, o options) error {
+	var ahead *AheadError
+	if !errors.As(err, &ahead) {
+		return err
+	}
+	op := "up"
+	switch {
+	case o.targetSet:
+		op = "to"
+	case o.down > 0:
+		op = "down"
+	}
+	return &AheadError{Database: ahead.Database, Build: ahead.Build, Op: op}
+}
+
+// execer is a *sql.Tx (or a *sql.Conn).
+type execer interface {
+	querier
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// pinSchema puts schema alone on the transaction's search_path (quoted by
+// the server, so that no setting changes its reading) and checks that
+// PostgreSQL reads it as that schema: "$user" on a search_path is the
+// role's schema, whatever the quotes. With no schema, the first schema of
+// the caller's search_path that exists is pinned, the one the migration
+// files install into.
+func pinSchema(ctx context.Context, tx execer, schema string) error {
+	// No operator here (nullif would look one up): the caller's search_path
+	// is still in force.
+	if _, err := tx.ExecContext(ctx, `SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(
+		CASE WHEN $2::pg_catalog.bool THEN $1::pg_catalog.text ELSE pg_catalog.current_schema()::pg_catalog.text END), true)`,
+		schema, schema != ""); err != nil {
+		return fmt.Errorf("migrations: setting search_path to %q: %w", schema, err)
+	}
+	var cur sql.NullString
+	if err := tx.QueryRowContext(ctx, `SELECT pg_catalog.current_schema()`).Scan(&cur); err != nil {
+		return fmt.Errorf("migrations: reading current_schema(): %w", err)
+	}
+	switch {
+	case !cur.Valid && schema == "":
+		return fmt.Errorf("%w: no schema on search_path exists", ErrSchema)
+	case !cur.Valid || (schema != "" && cur.String != schema):
+		return fmt.Errorf("%w: %q does not exist, or search_path reads it as another schema (%q)", ErrSchema, schema, cur.String)
+	}
+	return nil
+}
+
+// adopt records the versions of an install that another tool made (the
+// migration files run by golang-migrate, goose or psql) when the version
+// table is empty: the version is read from the objects each one creates in
+// the install schema. It returns the version.
+func adopt(ctx context.Context, tx execer, table string, all []Migration) (int, error) {
+	var v int
+	if err := tx.QueryRowContext(ctx, `SELECT CASE
+		WHEN pg_catalog.to_regprocedure(pg_catalog.format('%I.ulid_flake_at(timestamp with time zone)', s)) IS NOT NULL THEN 5
+		WHEN pg_catalog.to_regclass(pg_catalog.format('%I.ulid_flake_state', s)) IS NOT NULL THEN 4
+		WHEN pg_catalog.to_regtype(pg_catalog.format('%I.ulid_flake_epoch_setting', s)) IS NOT NULL THEN 3
+		WHEN pg_catalog.to_regtype(pg_catalog.format('%I.ulid_flake_id', s)) IS NOT NULL THEN 2
+		WHEN pg_catalog.to_regclass(pg_catalog.format('%I.ulid_flake_seq', s)) IS NOT NULL THEN 1
+		ELSE 0 END FROM (SELECT pg_catalog.current_schema() AS s) AS x`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("migrations: looking for an install made by another tool: %w", err)
+	}
+	if v > len(all) {
+		return 0, &AheadError{Database: v, Build: len(all)}
+	}
+	for _, m := range all[:v] {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+` (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
+			return 0, fmt.Errorf("migrations: adopting version %d: %w", m.Version, err)
+		}
+	}
+	return v, nil
+}
+
+// checkNode runs ulid_flake_check_node() (version 4 on), which draws a new
+// generator offset when the state was recorded on another database: a
+// clone, a dump restored elsewhere, CREATE DATABASE ... TEMPLATE. It is
+// called by the install schema's name, after [trusted] checked its owner.
+func checkNode(ctx context.Context, tx execer, current int) error {
+	if current < 4 {
+		return nil
+	}
+	var schema string
+	if err := tx.QueryRowContext(ctx, `SELECT pg_catalog.quote_ident(pg_catalog.current_schema())`).Scan(&schema); err != nil {
+		return fmt.Errorf("migrations: checking the generator state: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `SELECT `+schema+`.ulid_flake_check_node()`); err != nil {
+		return fmt.Errorf("migrations: checking the generator state: %w", err)
+	}
+	return nil
+}
+
+// trusted returns ErrForeignOwner when the version table, or an object of
+// the install schema that Migrate reads, adopts or calls by name (the
+// state table and the sequence, the types that mark versions 2 and 3, the
+// functions ulid_flake, ulid_flake_scalable, ulid_flake_check_node and
+// ulid_flake_build in any signature), is owned by a role that is neither
+// the one running Migrate nor a superuser: another role's objects there (a
+// trigger on a planted version table, a planted ulid_flake_check_node())
+// would run with the caller's rights.
+func trusted(ctx context.Context, tx execer, table string) error {
+	var foreign sql.NullString
+	err := tx.QueryRowContext(ctx, `WITH s AS (SELECT n.oid FROM pg_catalog.pg_namespace n
+			WHERE n.nspname OPERATOR(pg_catalog.=) pg_catalog.current_schema()),
+		o AS (
+			SELECT 'table ' OPERATOR(pg_catalog.||) c.oid::pg_catalog.regclass::pg_catalog.text AS what, c.relowner AS owner
+				FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass($1)
+			UNION ALL SELECT 'relation ' OPERATOR(pg_catalog.||) c.oid::pg_catalog.regclass::pg_catalog.text, c.relowner
+				FROM pg_catalog.pg_class c, s WHERE c.relnamespace OPERATOR(pg_catalog.=) s.oid
+				AND c.relname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (ARRAY['ulid_flake_state', 'ulid_flake_seq'])
+			UNION ALL SELECT 'type ' OPERATOR(pg_catalog.||) t.oid::pg_catalog.regtype::pg_catalog.text, t.typowner
+				FROM pg_catalog.pg_type t, s WHERE t.typnamespace OPERATOR(pg_catalog.=) s.oid
+				AND t.typname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (ARRAY['ulid_flake_epoch_setting', 'ulid_flake_id'])
+			UNION ALL SELECT 'function ' OPERATOR(pg_catalog.||) p.oid::pg_catalog.regprocedure::pg_catalog.text, p.proowner
+				FROM pg_catalog.pg_proc p, s WHERE p.pronamespace OPERATOR(pg_catalog.=) s.oid
+				AND p.proname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (ARRAY['ulid_flake', 'ulid_flake_scalable', 'ulid_flake_check_node', 'ulid_flake_build']))
+		SELECT pg_catalog.string_agg(o.what OPERATOR(pg_catalog.||) ' (owner ' OPERATOR(pg_catalog.||)
+				pg_catalog.quote_ident(r.rolname) OPERATOR(pg_catalog.||) ')', ', ' ORDER BY o.what)
+			FROM o JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) o.owner
+			WHERE NOT r.rolsuper AND r.rolname OPERATOR(pg_catalog.<>) CURRENT_USER`, table).Scan(&foreign)
+	if err != nil {
+		return fmt.Errorf("migrations: reading the owners of the install's objects: %w", err)
+	}
+	if foreign.Valid {
+		return fmt.Errorf("%w: %s; run Migrate as that role, or drop what that role should not have made", ErrForeignOwner, foreign.String)
+	}
+	return nil
+}
