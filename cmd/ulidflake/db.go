@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,8 +15,12 @@ import (
 )
 
 // cmdMigrations prints the SQL of the migrations, for people who run them
-// with another tool: "up" (default) or "down", every version in order.
+// with another tool: "up" (default) or "down", every version in order; or,
+// with "write", writes them as files for golang-migrate or goose.
 func cmdMigrations(args []string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == "write" {
+		return cmdMigrationsWrite(args[1:], stdout)
+	}
 	fs := newFlagSet("migrations")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -25,7 +30,7 @@ func cmdMigrations(args []string, stdout io.Writer) error {
 		dir = fs.Arg(0)
 	}
 	if fs.NArg() > 1 || (dir != "up" && dir != "down") {
-		return fmt.Errorf("%w: migrations takes up or down", errUsage)
+		return fmt.Errorf("%w: migrations takes up or down (or write -tool golang-migrate|goose -dir DIR)", errUsage)
 	}
 	all, err := migrations.All()
 	if err != nil {
@@ -69,8 +74,20 @@ func cmdConvert(args []string, stdout io.Writer) error {
 	defer db.Close()
 	ctx := context.Background()
 	conv, err := migrations.ConvertSerial(ctx, db, *table, *column, migrations.LockTimeout(*lock))
+	if errors.Is(err, migrations.ErrNoFunctions) {
+		return fmt.Errorf("%w; install them first, for example: ulidflake migrations up | psql \"$DATABASE_URL\" -v ON_ERROR_STOP=1", migrations.ErrNoFunctions)
+	}
+	if errors.Is(err, migrations.ErrDependents) && !*apply && !*down {
+		// The SQL is printed all the same: it runs between the statements
+		// that drop the dependent objects and create them again.
+		_, _ = io.WriteString(stdout, conv.Up)
+	}
 	if err != nil {
 		return err
+	}
+	dir := migrations.DirectionUp
+	if *down {
+		dir = migrations.DirectionDown
 	}
 	if !*apply {
 		switch {
@@ -83,7 +100,7 @@ func cmdConvert(args []string, stdout io.Writer) error {
 		}
 		return err
 	}
-	if err := conv.Apply(ctx, db, !*down); err != nil {
+	if err := conv.Apply(ctx, db, dir); err != nil {
 		return err
 	}
 	if *down {

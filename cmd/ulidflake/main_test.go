@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -133,21 +135,30 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"", []string{"inspect", "00EZJCRCB4650", "nope"}, `"nope"`},
 		{"bad-input\n", []string{"inspect"}, `"bad-input"`},
 		{"", []string{"inspect"}, "no IDs given"},
-		{"", []string{"new", "-sid", "32"}, "SID 32 is not in 0..31"},
+		{"", []string{"new", "-sid", "32"}, "-sid 32: a SID is 0..31"},
 		{"", []string{"new", "-entropy", "4"}, "entropy size 4"},
 		{"", []string{"new", "-format", "xml"}, `-format "xml"`},
 		{"", []string{"new", "-n", "0"}, "-n 0"},
-		{"", []string{"new", "-bogus"}, "flag provided but not defined: -bogus"},
+		{"", []string{"new", "-bogus"}, "new: unknown flag -bogus"},
+		{"", []string{"new", "-sid", "-1"}, "-sid -1: a SID is 0..31 (leave -sid out for stand-alone IDs)"},
+		{"", []string{"new", "-sid", "-7"}, "-sid -7: a SID is 0..31"},
+		{"", []string{"new", "-n", "99999999999999999999"}, `-n: "99999999999999999999" is out of range`},
+		{"", []string{"new", "-n", "ten"}, `-n: "ten" is not a number`},
+		{"", []string{"inspect", "-1"}, `"-1" is negative`},
+		{"", []string{"inspect", "00EZJCRCB4650", "-1"}, `"-1" is negative`},
+		{"", []string{"inspect", "-epoch", "2020-01-01T00:00:00Z", "-1", "00EZJCRCB4650"}, `"-1" is negative`},
+		{"", []string{"inspect", "-x"}, "inspect: unknown flag -x"},
+		{"", []string{"bounds", "-epoch"}, "bounds: -epoch needs a value"},
+		{"", []string{"bounds", "2025-01-01T00:00:00Z", "2025-01-02T00:00:00Z", "extra"}, "bounds takes FROM and an optional TO"},
 		{"", []string{"new", "-epoch", "1960-01-01T00:00:00Z"}, "epoch out of range"},
 		{"", []string{"bounds", "yesterday"}, `time "yesterday" is not RFC 3339`},
-		{"", []string{"bounds", "2020-01-01T00:00:00Z", "2021-01-01T00:00:00Z"}, "time out of range"},
 		{"", []string{"bounds", "2025-01-02T00:00:00Z", "2025-01-01T00:00:00Z"}, "is not after FROM"},
 		{"", []string{"bounds"}, "bounds takes FROM"},
 		{"", []string{"frobnicate"}, `unknown command "frobnicate"`},
 		{"", nil, "usage:"},
 	} {
 		code, out, errOut := runCLI(tc.stdin, tc.args...)
-		if code != 2 || !strings.Contains(errOut, tc.want) {
+		if code != 2 || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "usage: ") || strings.Contains(errOut, " flake: ") {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, errOut, tc.want)
 		}
 		if tc.args != nil && tc.args[0] == "inspect" && len(tc.args) == 3 && tc.args[1] != "--" && !strings.Contains(out, "00EZJCRCB4650") {
@@ -204,5 +215,49 @@ func TestCommandHelp(t *testing.T) {
 		if code != 0 || !strings.Contains(out.String(), "usage of ulidflake "+cmd) || strings.Contains(out.String(), "secret") {
 			t.Errorf("%s -h: exit %d:\n%s", cmd, code, out.String())
 		}
+	}
+}
+
+// Input of any length on stdin: a word over 64 KiB is bad input (exit 2,
+// the good IDs around it printed), a line over 64 KiB of good IDs is fine;
+// a failing stdin is a failure of the machine (exit 1).
+func TestInspectLongStdin(t *testing.T) {
+	long := strings.Repeat("7", 70<<10)
+	code, out, errOut := runCLI("00EZJCRCB4650 "+long+" 0000000000001\n", "inspect")
+	if code != 2 || strings.Count(out, "id          ") != 2 || !strings.Contains(errOut, "71680 bytes") || len(errOut) > 500 {
+		t.Fatalf("exit %d, %d IDs printed, stderr %.300q", code, strings.Count(out, "id          "), errOut)
+	}
+	line := strings.Repeat("00EZJCRCB4650 ", 6000) // 84,000 bytes, no newline at the end
+	code, out, errOut = runCLI(line, "inspect")
+	if code != 0 || strings.Count(out, "id          00EZJCRCB4650") != 6000 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	code, _, errOut = run2([]string{"inspect"}, failingReader{})
+	if code != 1 || !strings.Contains(errOut, "reading stdin") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+type failingReader struct{}
+
+func (failingReader) Read([]byte) (int, error) { return 0, errors.New("disk on fire") }
+
+func run2(args []string, stdin io.Reader) (int, string, string) {
+	var out, errOut bytes.Buffer
+	code := run(args, stdin, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// Times outside the format's range clamp: bounds says so and exits 0.
+func TestBoundsClamp(t *testing.T) {
+	code, out, errOut := runCLI("", "bounds", "2020-01-01T00:00:00Z", "2400-01-01T00:00:00Z")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := "from  2020-01-01T00:00:00.000Z  id >= 0000000000001 (1)  (before the epoch 2024-01-01T00:00:00.000Z: clamped to the first ID)\n" +
+		"to    2400-01-01T00:00:00.000Z  id <  7ZZZZZZZZZZZZ (9223372036854775807)  (past the last time an ID holds, 2302-09-27T15:10:22.207Z: clamped to the last ID)\n" +
+		"WHERE id >= 1 AND id < 9223372036854775807\n"
+	if out != want {
+		t.Fatalf("got\n%s", out)
 	}
 }
