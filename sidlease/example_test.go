@@ -3,6 +3,7 @@ package sidlease_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -23,14 +24,15 @@ func ExampleAcquire() {
 	}
 	defer pool.Close()
 
-	// One lease per running instance; Acquire waits 2s (the validity) before it returns.
+	// One lease per running instance; Acquire waits 3s (the validity, 2s, and
+	// MaxClockAhead) before it returns.
 	lease, err := sidlease.Acquire(ctx, pool, "orders-service")
 	if err != nil {
 		panic(err) // sidlease.ErrNoFreeSID when 32 instances already hold one
 	}
 	defer lease.Close() // frees the SID at once
 
-	id, err := lease.NewWait(ctx) // sidlease.ErrLeaseLost if the lease cannot be proven held
+	id, err := lease.NewWait(ctx) // waits while the lease takes a SID again
 	if err != nil {
 		panic(err)
 	}
@@ -50,6 +52,21 @@ func ExampleWithValidity() {
 	defer pool.Close()
 	// Detect a lost lease within 5s, with a heartbeat every 1.25s.
 	lease, err := sidlease.Acquire(ctx, pool, "batch-jobs", sidlease.WithValidity(5e9))
+	if err == nil {
+		defer lease.Close()
+	}
+}
+
+func ExampleWithLogger() {
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		return // needs a server
+	}
+	ctx := context.Background()
+	pool, _ := pgxpool.New(ctx, url)
+	defer pool.Close()
+	// Failed heartbeats, a lost SID and claims again go to the application's log.
+	lease, err := sidlease.Acquire(ctx, pool, "orders-service", sidlease.WithLogger(slog.Default()))
 	if err == nil {
 		defer lease.Close()
 	}

@@ -1,0 +1,377 @@
+package sidlease
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ulidflake/ulidflake/flake"
+)
+
+// serverMs is the server's clock in Unix ms, in any TimeZone or DateStyle.
+const serverMs = `pg_catalog.floor(EXTRACT(epoch FROM pg_catalog.now()) * 1000)::bigint`
+
+// setup creates the table if it is missing and the namespace's 32 rows.
+// Both statements are idempotent and safe to run from many instances at
+// once.
+func (l *Lease) setup(ctx context.Context) error {
+	ddl := `CREATE TABLE IF NOT EXISTS ` + l.table + ` (
+	namespace  text        NOT NULL,
+	sid        int         NOT NULL CHECK (sid BETWEEN 0 AND 31),
+	token      bigint      NOT NULL DEFAULT 0,
+	holder     text,
+	acquired_at timestamptz,
+	expires_at timestamptz NOT NULL DEFAULT '-infinity',
+	minted_below bigint    NOT NULL DEFAULT 0,
+	PRIMARY KEY (namespace, sid))`
+	var exists bool
+	if err := l.db.queryRow(ctx, `SELECT pg_catalog.to_regclass($1) IS NOT NULL`, l.table).Scan(&exists); err != nil {
+		return l.wrap("looking for the lease table", err)
+	}
+	if !exists {
+		// Serialised, in one implicit transaction: CREATE TABLE IF NOT
+		// EXISTS alone races with itself.
+		q := `SELECT pg_catalog.pg_advisory_xact_lock(7373474917); ` + ddl
+		if _, err := l.db.exec(ctx, q); err != nil {
+			return l.wrap(fmt.Sprintf("creating the lease table (a role that may not create it needs it created once:\n%s)", ddl), err)
+		}
+	}
+	// A temporary table (pg_temp first on the search_path) is one table per
+	// connection: every connection would grant every SID.
+	var persistence string
+	if err := l.db.queryRow(ctx, `SELECT c.relpersistence::text FROM pg_catalog.pg_class c
+		WHERE c.oid = pg_catalog.to_regclass($1)`, l.table).Scan(&persistence); err != nil {
+		return l.wrap("reading the lease table", err)
+	}
+	if persistence == "t" {
+		return fmt.Errorf("%w: the lease table %s is a temporary table (is pg_temp first on the search_path?): "+
+			"each connection would grant the same SIDs; name a permanent table with WithTable(schema, name)", ErrInvalidOption, l.table)
+	}
+	// minted_below came with the clock check: add it to a table made before.
+	var hasCeiling bool
+	if err := l.db.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute
+		WHERE attrelid = pg_catalog.to_regclass($1) AND attname = 'minted_below' AND NOT attisdropped)`, l.table).Scan(&hasCeiling); err != nil {
+		return l.wrap("reading the lease table", err)
+	}
+	if !hasCeiling {
+		alter := `ALTER TABLE ` + l.table + ` ADD COLUMN IF NOT EXISTS minted_below bigint NOT NULL DEFAULT 0`
+		if _, err := l.db.exec(ctx, `SELECT pg_catalog.pg_advisory_xact_lock(7373474917); `+alter); err != nil {
+			return l.wrap(fmt.Sprintf("adding a column to the lease table (a role that may not alter it needs it run once:\n%s)", alter), err)
+		}
+	}
+	if _, err := l.db.exec(ctx, `INSERT INTO `+l.table+` (namespace, sid) SELECT $1, g FROM pg_catalog.generate_series(0, 31) g
+		ON CONFLICT (namespace, sid) DO NOTHING`, l.namespace); err != nil {
+		return l.wrap("adding the namespace's rows", err)
+	}
+	return nil
+}
+
+// singleWriter returns ErrMultiWriter when the database subscribes to
+// another node: then another writable node may grant the same SIDs, from
+// the same table replicated or from its own.
+func (l *Lease) singleWriter(ctx context.Context) error {
+	var subs string
+	err := l.db.queryRow(ctx, `SELECT coalesce(pg_catalog.string_agg(subname::text, ', '), '')
+		FROM pg_catalog.pg_subscription
+		WHERE subdbid = (SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())`).Scan(&subs)
+	if err != nil {
+		return l.wrap("looking for subscriptions", err)
+	}
+	if subs != "" {
+		return fmt.Errorf("%w: the database subscribes to another node (subscription %s), which may grant the same SIDs: "+
+			"give each node's writers SIDs of their own (ulid_flake_scalable() with ulid_flake.sid per node), or use stand-alone IDs; "+
+			"see docs/deployments.md", ErrMultiWriter, subs)
+	}
+	return nil
+}
+
+// newToken draws a fencing token: 63 random bits, never 0 (a fresh row's).
+func newToken() int64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return max(int64(binary.BigEndian.Uint64(b[:])>>1), 1)
+}
+
+// errClaimExpired: the claim expired, or was taken, before the claimant
+// proved it (a pause longer than its expiry, 2V + MaxClockAhead, between
+// the claim and the proof: a busy machine, a stopped process). Nothing was
+// minted under it, so claiming again is safe.
+var errClaimExpired = errors.New("the claim expired before it was proven (a pause longer than 2V + MaxClockAhead)")
+
+// claimTries is how many claims Acquire makes while each expires before
+// it is proven.
+const claimTries = 5
+
+// takeRetrying is take, tried again while a claim expires before it is
+// proven.
+func (l *Lease) takeRetrying(ctx context.Context) error {
+	for try := 1; ; try++ {
+		err := l.take(ctx)
+		if !errors.Is(err, errClaimExpired) || try == claimTries {
+			return err
+		}
+		l.opts.log.Warn("sidlease: a claim expired before it was proven; claiming again",
+			"namespace", l.namespace, "try", try, "error", err)
+	}
+}
+
+// take claims a free SID, waits out V and the SID's floor, and proves it
+// still holds it before it makes the lease valid.
+func (l *Lease) take(ctx context.Context) error {
+	if err := l.singleWriter(ctx); err != nil {
+		return err
+	}
+	token := newToken()
+	var sid int
+	var minted, now int64
+	err := l.db.queryRow(ctx, `UPDATE `+l.table+` t
+		SET token = $4, holder = $2, acquired_at = pg_catalog.now(), expires_at = pg_catalog.now() + $3::bigint * interval '1 microsecond'
+		FROM (SELECT sid FROM `+l.table+` WHERE namespace = $1 AND expires_at < pg_catalog.now()
+			ORDER BY pg_catalog.random() LIMIT 1 FOR UPDATE SKIP LOCKED) free
+		WHERE t.namespace = $1 AND t.sid = free.sid
+		RETURNING t.sid, t.minted_below, `+serverMs, l.namespace, l.holder, (2*l.opts.validity+MaxClockAhead).Microseconds(), token).Scan(&sid, &minted, &now)
+	if errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("%w in namespace %q: all %d are held (see %s)", ErrNoFreeSID, l.namespace, flake.MaxSID+1, l.table)
+	}
+	if err != nil {
+		return l.wrap("claiming a SID", err)
+	}
+	gen, err := flake.NewGenerator(append(append([]flake.Option{}, l.opts.genOpts...), flake.WithSID(sid))...)
+	if err != nil {
+		l.releaseLogged(sid, token)
+		return err
+	}
+	floor := max(flake.ID(minted), l.idAt(now+l.margin()))
+	if err := wait(ctx, l.opts.validity, nil); err != nil {
+		l.releaseLogged(sid, token)
+		return err
+	}
+	if err := l.waitAbove(ctx, gen, floor, sid, token); err != nil {
+		l.releaseLogged(sid, token)
+		return fmt.Errorf("sidlease: SID %d of namespace %q: %w", sid, l.namespace, err)
+	}
+	return l.prove(ctx, sid, token, gen)
+}
+
+// prove makes the claimed SID the lease's and renews it: the lease is held
+// from then on. When it cannot be held, the SID is freed before prove
+// returns.
+func (l *Lease) prove(ctx context.Context, sid int, token int64, gen *flake.Generator) error {
+	l.mu.Lock()
+	l.sid, l.token, l.gen = sid, token, gen
+	l.mu.Unlock()
+	ok, err := l.renew(ctx)
+	if err != nil {
+		l.releaseLogged(sid, token) // the claim may still be there
+		return errors.Join(fmt.Errorf("%w while acquiring SID %d of namespace %q", ErrLeaseLost, sid, l.namespace), err)
+	}
+	if !ok {
+		return fmt.Errorf("%w while acquiring SID %d of namespace %q: %w", ErrLeaseLost, sid, l.namespace, errClaimExpired)
+	}
+	l.mu.Lock()
+	switch {
+	case l.ahead > MaxClockAhead:
+		l.validUntil = time.Time{}
+		err = l.aheadError(l.ahead)
+	case l.closed:
+		err = ErrClosed
+	}
+	l.mu.Unlock()
+	if err != nil {
+		l.releaseLogged(sid, token)
+	}
+	return err
+}
+
+// margin is how far ahead of the server's clock, in ms, a holder's IDs
+// may go until its next renewal: V, plus MaxClockAhead, plus the
+// millisecond in progress.
+func (l *Lease) margin() int64 {
+	return l.opts.validity.Milliseconds() + MaxClockAhead.Milliseconds() + 1
+}
+
+// waitAbove waits until gen's next IDs are at least floor: at most
+// MaxClockWait, else ErrClockBehind. The claim's expiry covers a wait of
+// MaxClockAhead; a longer one extends it first.
+func (l *Lease) waitAbove(ctx context.Context, gen *flake.Generator, floor flake.ID, sid int, token int64) error {
+	for {
+		now := gen.Ceiling(0).Timestamp() - 1 // the generator's clock, in ms
+		behind := time.Duration(floor.Timestamp()-now) * time.Millisecond
+		if behind <= 0 {
+			return nil
+		}
+		if behind > MaxClockWait {
+			return fmt.Errorf("%w: its floor (its last holder's IDs, or the server's clock plus V plus %s) is %s, %s ahead of this clock "+
+				"(at most %s is waited out): fix the clock that is wrong; if it was the last holder's, and no ID it made is kept, "+
+				"set minted_below = 0 in the lease table's row", ErrClockBehind, MaxClockAhead, l.timeOf(floor), behind, MaxClockWait)
+		}
+		if behind > MaxClockAhead {
+			if err := l.extend(ctx, sid, token, behind+2*l.opts.validity); err != nil {
+				return err
+			}
+		}
+		if err := wait(ctx, behind, nil); err != nil {
+			return err
+		}
+	}
+}
+
+// extend keeps a claim that waits for its floor from expiring for d.
+func (l *Lease) extend(ctx context.Context, sid int, token int64, d time.Duration) error {
+	n, err := l.db.exec(ctx, `UPDATE `+l.table+` SET expires_at = pg_catalog.now() + $4::bigint * interval '1 microsecond'
+		WHERE namespace = $1 AND sid = $2 AND token = $3`, l.namespace, sid, token, d.Microseconds())
+	if err != nil {
+		return l.wrap("extending the claim", err)
+	}
+	if n != 1 {
+		return fmt.Errorf("%w: the claim was taken while it waited for its clock", ErrLeaseLost)
+	}
+	return nil
+}
+
+// renew proves that the lease's token still holds its SID, extends the
+// expiry, reads the server's clock, and records the ceiling of the IDs the
+// holder may make until it must renew again. It reports false when the
+// server's row does not carry the token (taken, or the claim was lost).
+func (l *Lease) renew(ctx context.Context) (bool, error) {
+	l.mu.Lock()
+	sid, token, gen := l.sid, l.token, l.gen
+	l.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, 4*l.opts.validity)
+	defer cancel()
+	sent := time.Now()
+	ceiling := gen.Ceiling(l.opts.validity)
+	clock := gen.Ceiling(0).Timestamp() - 1 + l.epochMs // Unix ms, as the generator reads its clock
+	var now int64
+	err := l.db.queryRow(ctx, `UPDATE `+l.table+` SET expires_at = pg_catalog.now() + $4::bigint * interval '1 microsecond',
+		minted_below = greatest(minted_below, least($5::bigint, (`+serverMs+` + $6::bigint) * $7::bigint))
+		WHERE namespace = $1 AND sid = $2 AND token = $3 AND expires_at > pg_catalog.now()
+		RETURNING `+serverMs, l.namespace, sid, token, l.opts.validity.Microseconds(),
+		int64(ceiling), l.margin()-l.epochMs, int64(1)<<flake.RandomBits).Scan(&now)
+	if errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.token == token {
+			l.validUntil = time.Time{}
+		}
+		return false, nil
+	}
+	if err != nil {
+		return false, l.wrap("heartbeat", err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.token != token {
+		return false, nil
+	}
+	l.validUntil, l.ceiling = sent.Add(l.opts.validity), min(ceiling, l.idAt(now+l.margin()))
+	l.ahead, l.cause = time.Duration(clock-now)*time.Millisecond, nil
+	if l.readyOpen {
+		close(l.ready)
+		l.readyOpen = false
+	}
+	return true, nil
+}
+
+// release frees a SID at once, if the token still holds it.
+func (l *Lease) release(sid int, token int64) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := l.db.exec(ctx, `UPDATE `+l.table+` SET expires_at = '-infinity', holder = NULL
+		WHERE namespace = $1 AND sid = $2 AND token = $3`, l.namespace, sid, token)
+	if err != nil {
+		return l.wrap("releasing the SID", err)
+	}
+	return nil
+}
+
+func (l *Lease) releaseLogged(sid int, token int64) {
+	if err := l.release(sid, token); err != nil {
+		l.opts.log.Warn("sidlease: releasing a SID failed; it is free again when its row expires",
+			"namespace", l.namespace, "sid", sid, "error", err)
+	}
+}
+
+// run keeps the lease: a heartbeat every V/4 while it holds its SID, and a
+// claim every V/4 once the SID was proven lost, until one succeeds.
+func (l *Lease) run() {
+	defer close(l.done)
+	tick := time.NewTicker(l.opts.validity / 4)
+	defer tick.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-l.stop
+		cancel()
+	}()
+	held := true
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-tick.C:
+		}
+		if held {
+			held = l.heartbeat(ctx)
+			continue
+		}
+		err := l.take(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		held = l.retook(err)
+	}
+}
+
+// heartbeat renews the lease and reports whether it still holds its SID:
+// a failed heartbeat does not say it lost it, and the next one may restore
+// the validity.
+func (l *Lease) heartbeat(ctx context.Context) bool {
+	l.mu.Lock()
+	sid, wasAhead := l.sid, l.ahead > MaxClockAhead
+	l.mu.Unlock()
+	ok, err := l.renew(ctx)
+	switch {
+	case err != nil:
+		l.mu.Lock()
+		l.cause = err
+		l.mu.Unlock()
+		l.opts.log.Warn("sidlease: heartbeat failed; minting stops when the validity runs out",
+			"namespace", l.namespace, "sid", sid, "error", err)
+		return true
+	case !ok:
+		l.mu.Lock()
+		l.cause = errors.New("the server's row no longer carries this lease's token")
+		l.mu.Unlock()
+		l.opts.log.Warn("sidlease: SID lost (taken, or the claim was lost in a failover); minting stopped, claiming a SID again",
+			"namespace", l.namespace, "sid", sid)
+		return false
+	}
+	l.mu.Lock()
+	ahead := l.ahead
+	l.mu.Unlock()
+	if now := ahead > MaxClockAhead; now != wasAhead {
+		l.opts.log.Warn("sidlease: clock ahead of the server's; minting only while it is within the limit",
+			"namespace", l.namespace, "sid", sid, "ahead", ahead, "limit", MaxClockAhead, "minting", !now)
+	}
+	return true
+}
+
+// retook records the outcome of a claim made after the SID was lost.
+func (l *Lease) retook(err error) bool {
+	if err != nil {
+		l.mu.Lock()
+		l.cause = err
+		l.mu.Unlock()
+		l.opts.log.Error("sidlease: claiming a SID failed; trying again", "namespace", l.namespace, "error", err)
+		return false
+	}
+	l.opts.log.Info("sidlease: holding a SID again", "namespace", l.namespace, "sid", l.SID())
+	return true
+}
