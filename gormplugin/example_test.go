@@ -1,12 +1,13 @@
 package gormplugin_test
 
 import (
+	"errors"
 	"fmt"
 
-	"github.com/glebarez/sqlite"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 	"gorm.io/gorm/schema"
+	"gorm.io/gorm/utils/tests"
 
 	"github.com/ulidflake/ulidflake"
 	"github.com/ulidflake/ulidflake/flake"
@@ -25,17 +26,14 @@ type Order struct {
 	Total      int
 }
 
+// openDB stands in for your gorm.Open(postgres.Open(dsn), ...): GORM's
+// dummy dialector in dry-run mode builds every statement and runs none, so
+// these examples need no database (examples/quickstart runs on a real one).
 func openDB() *gorm.DB {
-	// In memory, on one connection: nothing is left behind.
-	db, err := gorm.Open(sqlite.Open(":memory:"), &gorm.Config{Logger: logger.Discard})
+	db, err := gorm.Open(tests.DummyDialector{}, &gorm.Config{DryRun: true, Logger: logger.Discard})
 	if err != nil {
 		panic(err)
 	}
-	sdb, err := db.DB()
-	if err != nil {
-		panic(err)
-	}
-	sdb.SetMaxOpenConns(1)
 	return db
 }
 
@@ -44,14 +42,13 @@ func ExampleNew() {
 	if err := db.Use(gormplugin.New()); err != nil {
 		panic(err)
 	}
-	_ = db.AutoMigrate(&Customer{}, &Order{})
-
-	c := Customer{Name: "Ada", Orders: []Order{{Total: 10}, {Total: 20}}}
-	if err := db.Create(&c).Error; err != nil {
-		panic(err)
-	}
-	fmt.Println(!c.ID.IsZero(), !c.Orders[0].ID.IsZero(), c.Orders[1].CustomerID == c.ID)
-	// Output: true true true
+	c := Customer{Name: "Ada"}
+	st := db.Create(&c).Statement
+	fmt.Println(!c.ID.IsZero(), st.Vars[0] == c.ID)
+	fmt.Println(st.SQL.String())
+	// Output:
+	// true true
+	// INSERT INTO `customers` (`id`,`name`) VALUES (?,?)
 }
 
 func ExampleWithGenerator() {
@@ -61,7 +58,6 @@ func ExampleWithGenerator() {
 	}
 	db := openDB()
 	_ = db.Use(gormplugin.New(gormplugin.WithGenerator(g)))
-	_ = db.AutoMigrate(&Customer{})
 
 	c := Customer{Name: "Grace"}
 	_ = db.Create(&c).Error
@@ -78,7 +74,6 @@ func ExampleWithFields() {
 	_ = db.Use(gormplugin.New(gormplugin.WithFields(func(f *schema.Field) bool {
 		return f.PrimaryKey || f.Name == "TraceID"
 	})))
-	_ = db.AutoMigrate(&Event{})
 
 	e := Event{}
 	_ = db.Create(&e).Error
@@ -93,10 +88,32 @@ func ExampleDefaultFields() {
 	}
 	db := openDB()
 	_ = db.Use(gormplugin.New())
-	_ = db.AutoMigrate(&Audit{})
 
 	a := Audit{}
 	_ = db.Create(&a).Error
 	fmt.Println(!a.BatchID.IsZero())
 	// Output: true
+}
+
+func ExampleErrNotFillable() {
+	// A link table: its key is two references, which the plugin never
+	// invents. Set both from the rows they refer to.
+	type Favourite struct {
+		CustomerID ulidflake.ID `gorm:"primaryKey"`
+		OrderID    ulidflake.ID `gorm:"primaryKey"`
+	}
+	type Bad struct {
+		CustomerID ulidflake.ID `gorm:"primaryKey"`
+		LineID     ulidflake.ID `gorm:"primaryKey" ulidflake:"fill"` // refused
+	}
+	db := openDB()
+	_ = db.Use(gormplugin.New())
+
+	f := Favourite{CustomerID: ulidflake.MustParse("00EZJCRCB4650")}
+	_ = db.Create(&f).Error
+	fmt.Println(f.OrderID.IsZero()) // not made up: the INSERT refuses it (ErrZeroID)
+	fmt.Println(errors.Is(db.Create(&Bad{}).Error, gormplugin.ErrNotFillable))
+	// Output:
+	// true
+	// true
 }

@@ -1,0 +1,206 @@
+package gormplugin
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+	"gorm.io/gorm/schema"
+)
+
+// correctKey is the statement setting under which fill leaves the statement
+// whose keys correct must check after the INSERT. The value is the
+// statement itself: GORM copies settings to the statements that create
+// associations, which must not take it for theirs.
+const correctKey = "ulidflake:correct"
+
+// lookUpChunk bounds the keys of one look-up query.
+const lookUpChunk = 1000
+
+// prepareCorrection makes sure that, after an INSERT with ON CONFLICT, the
+// key in memory of each value is its row's: by RETURNING where it reports
+// every value's row (DO UPDATE without WHERE), else by a look-up in correct.
+func prepareCorrection(db *gorm.DB, pk *schema.Field) {
+	st := db.Statement
+	oc, ok := onConflict(st)
+	if !ok {
+		return
+	}
+	if mustLookUp(db, oc) {
+		st.Settings.Store(correctKey, st)
+		return
+	}
+	// DO UPDATE: the row that was there keeps its key; RETURNING puts it in
+	// memory, in the order of the values given.
+	c, ok := st.Clauses["RETURNING"]
+	if !ok {
+		st.AddClause(clause.Returning{Columns: []clause.Column{{Name: pk.DBName}}})
+		return
+	}
+	r, _ := c.Expression.(clause.Returning)
+	if len(r.Columns) > 0 && !slices.ContainsFunc(r.Columns, func(c clause.Column) bool { return c.Name == pk.DBName }) {
+		r.Columns = append(r.Columns, clause.Column{Name: pk.DBName})
+		c.Expression = r
+		st.Clauses["RETURNING"] = c
+	}
+}
+
+// mustLookUp reports whether, after an INSERT with oc, the plugin must look
+// up which keys were written, rather than have RETURNING report the rows'
+// keys. RETURNING reports one row per row written, and GORM puts them into
+// the values given in order: that is right only when every value given
+// writes a row, as with DO UPDATE without a WHERE. Maps are always looked
+// up: GORM does not put RETURNING into them.
+func mustLookUp(db *gorm.DB, oc clause.OnConflict) bool {
+	rv := reflect.Indirect(db.Statement.ReflectValue)
+	if rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array {
+		if rv.Len() == 0 {
+			return true
+		}
+		rv = reflect.Indirect(rv.Index(0))
+	}
+	return oc.DoNothing || len(oc.Where.Exprs) > 0 || !returning(db) || rv.Kind() == reflect.Map
+}
+
+// onConflict returns the statement's ON CONFLICT clause.
+func onConflict(st *gorm.Statement) (clause.OnConflict, bool) {
+	c, ok := st.Clauses["ON CONFLICT"]
+	if !ok {
+		return clause.OnConflict{}, false
+	}
+	oc, ok := c.Expression.(clause.OnConflict)
+	return oc, ok
+}
+
+// returning reports whether the dialect takes RETURNING in an INSERT:
+// PostgreSQL and SQLite (3.35 and later) do.
+func returning(db *gorm.DB) bool {
+	switch db.Dialector.Name() {
+	case "postgres", "sqlite":
+		return true
+	}
+	return false
+}
+
+// correct runs after the INSERT of a statement that fill prepared for a
+// look-up: it zeroes the keys, as they are after the BeforeCreate hooks,
+// that are not in the table.
+func (p *Plugin) correct(db *gorm.DB) {
+	st := db.Statement
+	v, ok := st.Settings.LoadAndDelete(correctKey)
+	if !ok || v != st || db.Error != nil {
+		return
+	}
+	rv := reflect.Indirect(st.ReflectValue)
+	oc, _ := onConflict(st)
+	if oc.DoNothing && db.RowsAffected == int64(valueCount(rv)) {
+		return // every value was written
+	}
+	pk := st.Schema.PrioritizedPrimaryField
+	keys := keysOf(st, pk, rv)
+	written, err := writtenKeys(db, pk, keys)
+	if err != nil {
+		_ = db.AddError(fmt.Errorf("gormplugin: finding which rows ON CONFLICT wrote: %w", err))
+		return
+	}
+	_ = eachValue(rv, func(v reflect.Value) error {
+		zeroUnwritten(st, pk, v, written)
+		return nil
+	})
+}
+
+// valueCount returns how many values rv holds.
+func valueCount(rv reflect.Value) int {
+	if rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array {
+		return rv.Len()
+	}
+	return 1
+}
+
+// writtenKeys returns which of keys are in the table the statement wrote
+// to: its own table expression (db.Table("shop.accounts"), quoted as GORM
+// quoted it for the INSERT) or its model's table, queried on the
+// statement's connection (its transaction, if any).
+func writtenKeys(db *gorm.DB, pk *schema.Field, keys []any) (map[int64]bool, error) {
+	st := db.Statement
+	written := make(map[int64]bool, len(keys))
+	for chunk := range slices.Chunk(keys, lookUpChunk) {
+		q := db.Session(&gorm.Session{NewDB: true, SkipHooks: true}).Table(st.Table)
+		if st.TableExpr != nil {
+			q.Statement.TableExpr = st.TableExpr
+		}
+		var found []int64
+		err := q.Where(clause.IN{Column: clause.Column{Name: pk.DBName}, Values: chunk}).
+			Pluck(pk.DBName, &found).Error
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range found {
+			written[id] = true
+		}
+	}
+	return written, nil
+}
+
+// keysOf returns the non-zero keys that the values of the statement hold.
+func keysOf(st *gorm.Statement, pk *schema.Field, rv reflect.Value) []any {
+	var keys []any
+	_ = eachValue(rv, func(v reflect.Value) error {
+		if val, ok := keyOf(st, pk, v); ok {
+			keys = append(keys, val)
+		}
+		return nil
+	})
+	return keys
+}
+
+// keyOf returns the key that value v (a struct or a map) holds, if it is
+// a non-zero ID.
+func keyOf(st *gorm.Statement, pk *schema.Field, v reflect.Value) (any, bool) {
+	v, ok := deref(v)
+	if !ok {
+		return nil, false
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		val, _ := pk.ValueOf(st.Context, v)
+		id, ok := keyInt(val)
+		return val, ok && id != 0
+	case reflect.Map:
+		// A map may hold the key as an ID, an integer or a decimal string.
+		if key, held := mapKey(v, pk); held && present(v, key) {
+			if id, err := heldID(v.MapIndex(key)); err == nil && id != 0 {
+				return int64(id), true
+			}
+		}
+	}
+	return nil, false
+}
+
+// zeroUnwritten zeroes the key of value v (a pointer key becomes nil) when
+// it is not among the keys written.
+func zeroUnwritten(st *gorm.Statement, pk *schema.Field, v reflect.Value, written map[int64]bool) {
+	val, ok := keyOf(st, pk, v)
+	if !ok {
+		return
+	}
+	if id, _ := keyInt(val); written[id] {
+		return
+	}
+	v, _ = deref(v)
+	switch v.Kind() {
+	case reflect.Struct:
+		f := pk.ReflectValueOf(st.Context, v)
+		f.Set(reflect.Zero(f.Type()))
+	case reflect.Map:
+		// Zero of the type the map holds the key as (0, "", a zero ID).
+		key, _ := mapKey(v, pk)
+		held := v.MapIndex(key)
+		if held.Kind() == reflect.Interface {
+			held = held.Elem() // the dynamic value: a pointer becomes nil
+		}
+		v.SetMapIndex(key, reflect.Zero(held.Type()))
+	}
+}
