@@ -17,14 +17,9 @@ type codec struct{ pgtype.Int8Codec }
 
 func (c codec) PlanEncode(m *pgtype.Map, oid uint32, format int16, value any) pgtype.EncodePlan {
 	switch value.(type) {
-	case sqltype.ID:
-		if format == pgtype.BinaryFormatCode {
-			return encodeBinaryID{}
-		}
-		return encodeText{}
 	case flake.ID:
 		if format == pgtype.BinaryFormatCode {
-			return encodeBinaryFlakeID{}
+			return encodeBinaryID{}
 		}
 		return encodeText{}
 	case sqltype.NullID:
@@ -43,14 +38,9 @@ func (c codec) PlanEncode(m *pgtype.Map, oid uint32, format int16, value any) pg
 
 func (c codec) PlanScan(m *pgtype.Map, oid uint32, format int16, target any) pgtype.ScanPlan {
 	switch target.(type) {
-	case *sqltype.ID:
-		if format == pgtype.BinaryFormatCode {
-			return scanBinaryID{}
-		}
-		return scanText{}
 	case *flake.ID:
 		if format == pgtype.BinaryFormatCode {
-			return scanBinaryFlakeID{}
+			return scanBinaryID{}
 		}
 		return scanText{}
 	case *sqltype.NullID:
@@ -68,16 +58,6 @@ func (c codec) PlanScan(m *pgtype.Map, oid uint32, format int16, target any) pgt
 type encodeBinaryID struct{}
 
 func (encodeBinaryID) Encode(value any, buf []byte) ([]byte, error) {
-	v := int64(value.(sqltype.ID))
-	if v <= 0 {
-		return nil, writeError(v)
-	}
-	return binary.BigEndian.AppendUint64(buf, uint64(v)), nil
-}
-
-type encodeBinaryFlakeID struct{}
-
-func (encodeBinaryFlakeID) Encode(value any, buf []byte) ([]byte, error) {
 	v := int64(value.(flake.ID))
 	if v <= 0 {
 		return nil, writeError(v)
@@ -122,20 +102,6 @@ func (scanBinaryID) Scan(src []byte, target any) error {
 	if v < 0 {
 		return negativeError(v)
 	}
-	*target.(*sqltype.ID) = sqltype.ID(v)
-	return nil
-}
-
-type scanBinaryFlakeID struct{}
-
-func (scanBinaryFlakeID) Scan(src []byte, target any) error {
-	if len(src) != 8 {
-		return binaryError(src)
-	}
-	v := int64(binary.BigEndian.Uint64(src))
-	if v < 0 {
-		return negativeError(v)
-	}
 	*target.(*flake.ID) = flake.ID(v)
 	return nil
 }
@@ -155,19 +121,17 @@ func (scanBinaryNullID) Scan(src []byte, target any) error {
 	if v < 0 {
 		return negativeError(v)
 	}
-	*t = sqltype.NullID{ID: sqltype.ID(v), Valid: true}
+	*t = sqltype.NullID{ID: flake.ID(v), Valid: true}
 	return nil
 }
 
-// Text plans (the simple protocol) serve all three types.
+// Text plans (the simple protocol) serve every type.
 
 type encodeText struct{}
 
 func (encodeText) Encode(value any, buf []byte) ([]byte, error) {
 	var v int64
 	switch x := value.(type) {
-	case sqltype.ID:
-		v = int64(x)
 	case flake.ID:
 		v = int64(x)
 	case sqltype.NullID:
@@ -205,12 +169,10 @@ func (scanText) Scan(src []byte, target any) error {
 		return negativeError(v)
 	}
 	switch t := target.(type) {
-	case *sqltype.ID:
-		*t = sqltype.ID(v)
 	case *flake.ID:
 		*t = flake.ID(v)
 	case *sqltype.NullID:
-		*t = sqltype.NullID{ID: sqltype.ID(v), Valid: true}
+		*t = sqltype.NullID{ID: flake.ID(v), Valid: true}
 	}
 	return nil
 }
@@ -218,7 +180,7 @@ func (scanText) Scan(src []byte, target any) error {
 // writeError is the error for an ID argument v <= 0.
 func writeError(v int64) error {
 	if v == 0 {
-		return sqltype.ErrZeroID
+		return flake.ErrZeroID
 	}
 	return fmt.Errorf("pgxtype: ID argument: %w: %d is negative", flake.ErrIntRange, v)
 }
@@ -230,7 +192,7 @@ func negativeError(v int64) error {
 // binaryError is the error for a NULL (src nil) or a malformed int8.
 func binaryError(src []byte) error {
 	if src == nil {
-		return fmt.Errorf("pgxtype: %w", sqltype.ErrNull)
+		return fmt.Errorf("pgxtype: %w", flake.ErrNull)
 	}
 	return fmt.Errorf("pgxtype: scanning ID: %w: int8 is %d bytes, want 8", flake.ErrLength, len(src))
 }

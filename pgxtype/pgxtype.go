@@ -13,20 +13,19 @@
 //
 //	db := stdlib.OpenDB(*connConfig, stdlib.OptionAfterConnect(pgxtype.AfterConnect))
 //
-// Register covers ulidflake.ID (sqltype.ID), ulidflake.NullID and flake.ID,
-// their pointers, and slices of them for bigint[] (WHERE id = ANY($1)), in
-// every query exec mode and in CopyFrom, and sqltype.Bound. Like ID.Value,
-// encoding refuses the zero ID (sqltype.ErrZeroID; a zero pagination
-// cursor is sqltype.Bound(0)) and negative values (flake.ErrIntRange);
-// scanning refuses NULL into an ID (sqltype.ErrNull; use NullID) and negative
-// values, with errors that name the value.
+// Register covers ulidflake.ID, ulidflake.NullID and ulidflake.Bound, their
+// pointers, and slices of them for bigint[] (WHERE id = ANY($1)), in every
+// query exec mode and in CopyFrom. Like ID.Value, encoding refuses the zero
+// ID (flake.ErrZeroID; a zero pagination cursor is ulidflake.Bound(0)) and
+// negative values (flake.ErrIntRange); scanning refuses NULL into an ID
+// (flake.ErrNull; use NullID) and negative values, with errors that name
+// the value.
 //
 // Without Register, ulidflake.ID still works through its driver.Valuer and
 // sql.Scanner, also as binary int8, at the cost of an allocation per
-// scanned value. Two things need Register: flake.ID as a parameter (it has
-// no Valuer), and slices of IDs as parameters in QueryExecModeExec and
-// QueryExecModeSimpleProtocol (pgx cannot tell their element type without
-// describing the statement).
+// scanned value. Slices of IDs as parameters in QueryExecModeExec and
+// QueryExecModeSimpleProtocol need Register (pgx cannot tell their element
+// type without describing the statement).
 //
 // In CopyFrom, pgx reports an encoding error (a zero ID, say) through the
 // server's COPY failure, as text: the whole COPY is rolled back, and the
@@ -56,10 +55,10 @@ func Register(m *pgtype.Map) {
 	int8Type := &pgtype.Type{Name: "int8", OID: pgtype.Int8OID, Codec: codec{}}
 	m.RegisterType(int8Type)
 	m.RegisterType(&pgtype.Type{Name: "_int8", OID: pgtype.Int8ArrayOID, Codec: &pgtype.ArrayCodec{ElementType: int8Type}})
-	for _, v := range []any{sqltype.ID(0), sqltype.NullID{}, flake.ID(0), sqltype.Bound(0)} {
+	for _, v := range []any{flake.ID(0), sqltype.NullID{}, sqltype.Bound(0)} {
 		m.RegisterDefaultPgType(v, "int8")
 	}
-	for _, v := range []any{[]sqltype.ID(nil), []sqltype.NullID(nil), []flake.ID(nil)} {
+	for _, v := range []any{[]flake.ID(nil), []sqltype.NullID(nil)} {
 		m.RegisterDefaultPgType(v, "_int8")
 	}
 }
