@@ -209,7 +209,7 @@ func (env *dockerEnv) localImage(ctx context.Context, major int) (string, error)
 	if err := buildImage(ctx, major); err != nil {
 		return "", fmt.Errorf("no registry to pull postgres:%d-alpine from, and building %s failed: %w\n\t"+
 			"Build it by hand (root, Debian apt) with internal/pgtest/image/build.sh %d, "+
-			"or point %s at an image or %s at a server.", major, img, err, major, EnvImages, EnvURL)
+			"or point %s at an image or %s at a server", major, img, err, major, EnvImages, EnvURL)
 	}
 	return img, nil
 }

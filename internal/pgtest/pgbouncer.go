@@ -23,7 +23,7 @@ func (s *Server) PgBouncer(t testing.TB, db *DB, mode string, poolSize int) stri
 	if s.ctr == nil {
 		t.Skipf("pgtest: PgBouncer needs the server in a container; %s is set", EnvURL)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), startupTimeout+time.Minute)
 	defer cancel()
 	ip, err := s.ctr.ContainerIP(ctx)
 	if err != nil {
@@ -64,7 +64,7 @@ logfile =
 		),
 		testcontainers.WithExposedPorts("6432/tcp"),
 		testcontainers.WithLabels(containerLabels()),
-		testcontainers.WithWaitStrategy(wait.ForListeningPort("6432/tcp").WithStartupTimeout(time.Minute)),
+		testcontainers.WithWaitStrategyAndDeadline(startupTimeout, wait.ForListeningPort("6432/tcp").WithStartupTimeout(startupTimeout)),
 		publishPort(loopbackHost(), "6432/tcp"),
 	)
 	if ctr != nil {

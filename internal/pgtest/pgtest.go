@@ -66,6 +66,7 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	tcpostgres "github.com/testcontainers/testcontainers-go/modules/postgres"
+	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/ulidflake/ulidflake/migrations"
 )
@@ -132,6 +133,7 @@ var (
 func Main(m *testing.M, setup Setup) {
 	mainSetup, mainCalled = setup, true
 	tclog.SetDefault(quietLogger{})
+	prepareImages(context.Background())
 	code := m.Run()
 	for _, f := range stops {
 		f()
@@ -209,7 +211,7 @@ func start(ctx context.Context, setup Setup) (srv []*Server, stop []func(), skip
 	if u := os.Getenv(EnvURL); u != "" {
 		s, err := connect(ctx, u, "", setup)
 		if err != nil {
-			return nil, nil, "", fmt.Errorf("%s=%s: %w\n\tCheck that the server is running and the URL is right.", EnvURL, redact(u), err)
+			return nil, nil, "", fmt.Errorf("%s=%s: %w\n\tCheck that the server is running and the URL is right", EnvURL, redact(u), err)
 		}
 		return []*Server{s}, []func(){s.admin.Close}, "", nil
 	}
@@ -222,42 +224,21 @@ func start(ctx context.Context, setup Setup) (srv []*Server, stop []func(), skip
 			"Start Docker, or point %s at a server (postgres://user:pass@localhost:5432/postgres).", err, EnvURL, EnvURL), nil
 	}
 	docker = env
-	var images []string
-	if v := os.Getenv(EnvImages); v != "" {
-		images = strings.Split(v, ",")
-	} else {
-		for _, v := range DefaultVersions {
-			images = append(images, strconv.Itoa(v))
-		}
-	}
 	// Each server is found (or built) and started on its own, at once.
 	type started struct {
 		s    *Server
 		term func()
 		err  error
 	}
-	var names []string
-	for _, img := range images {
-		if img = strings.TrimSpace(img); img != "" {
-			names = append(names, img)
-		}
-	}
+	names := imageNames()
 	results := make([]started, len(names))
 	var wg sync.WaitGroup
 	for i, img := range names {
 		wg.Go(func() {
 			r := &results[i]
-			if major, err := strconv.Atoi(img); err == nil {
-				if img, r.err = env.resolveImage(ctx, major); r.err != nil {
-					return
-				}
-			} else if m := localImageTag.FindStringSubmatch(img); m != nil {
-				major, _ := strconv.Atoi(m[1])
-				if _, r.err = env.localImage(ctx, major); r.err != nil {
-					return
-				}
+			if img, r.err = env.image(ctx, img); r.err == nil {
+				r.s, r.term, r.err = startContainer(ctx, img, setup, "")
 			}
-			r.s, r.term, r.err = startContainer(ctx, img, setup, "")
 		})
 	}
 	wg.Wait()
@@ -277,6 +258,64 @@ func start(ctx context.Context, setup Setup) (srv []*Server, stop []func(), skip
 		return nil, nil, "", fmt.Errorf("%s=%q names no image", EnvImages, os.Getenv(EnvImages))
 	}
 	return srv, stop, "", nil
+}
+
+// imageNames returns the servers to start: ULIDFLAKE_PG_IMAGES, or the
+// default versions.
+func imageNames() []string {
+	var names []string
+	if v := os.Getenv(EnvImages); v != "" {
+		for _, img := range strings.Split(v, ",") {
+			if img = strings.TrimSpace(img); img != "" {
+				names = append(names, img)
+			}
+		}
+		return names
+	}
+	for _, v := range DefaultVersions {
+		names = append(names, strconv.Itoa(v))
+	}
+	return names
+}
+
+// image returns the image to run for name (a major version, or an image),
+// building the project's image when it is missing or out of date.
+func (env *dockerEnv) image(ctx context.Context, name string) (string, error) {
+	if major, err := strconv.Atoi(name); err == nil {
+		if extensionDir != "" {
+			return env.extensionImage(ctx, major)
+		}
+		return env.resolveImage(ctx, major)
+	}
+	if m := localImageTag.FindStringSubmatch(name); m != nil {
+		major, _ := strconv.Atoi(m[1])
+		if _, err := env.localImage(ctx, major); err != nil {
+			return "", err
+		}
+	}
+	return name, nil
+}
+
+// prepareImages finds or builds the servers' images before the tests run:
+// a build takes minutes on a fresh machine, and go test's -timeout counts
+// from m.Run, not from here. Errors are left for the tests to report.
+func prepareImages(ctx context.Context) {
+	if os.Getenv(EnvURL) != "" {
+		return
+	}
+	env, err := probeDocker(ctx)
+	if err != nil {
+		return
+	}
+	defer env.cli.Close()
+	if dockerHealthy(ctx) != nil {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, name := range imageNames() {
+		wg.Go(func() { _, _ = env.image(ctx, name) })
+	}
+	wg.Wait()
 }
 
 func dockerHealthy(ctx context.Context) (err error) {
@@ -301,14 +340,22 @@ var (
 	localImageTag = regexp.MustCompile(`^localhost/ulidflake/postgres:(\d+)$`)
 )
 
+// startupTimeout is how long a server may take to start: minutes, not
+// seconds, when other test binaries keep both cores busy.
+const startupTimeout = 4 * time.Minute
+
 // startContainer starts img with the testcontainers postgres module and
 // checks that it runs the major version its tag promises.
 func startContainer(ctx context.Context, img string, setup Setup, hostPort string) (*Server, func(), error) {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, startupTimeout+time.Minute)
 	defer cancel()
 	opts := []testcontainers.ContainerCustomizer{
 		tcpostgres.WithDatabase("postgres"),
-		tcpostgres.BasicWaitStrategies(),
+		// tcpostgres.BasicWaitStrategies, with room for a busy machine: its
+		// 60 s deadline ran out beside other test binaries on two cores.
+		testcontainers.WithWaitStrategyAndDeadline(startupTimeout,
+			wait.ForLog("database system is ready to accept connections").WithOccurrence(2).WithStartupTimeout(startupTimeout),
+			wait.ForListeningPort("5432/tcp").WithStartupTimeout(startupTimeout)),
 		// Room for tests that hold many sessions at once, in parallel.
 		testcontainers.WithCmdArgs("-c", "max_connections=500"),
 		testcontainers.WithLabels(containerLabels()),
@@ -379,7 +426,7 @@ func (s *Server) Restart(ctx context.Context) error {
 	if err := s.ctr.Start(ctx); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(startupTimeout)
 	for {
 		err := s.admin.Ping(ctx)
 		if err == nil || time.Now().After(deadline) {
