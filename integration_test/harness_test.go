@@ -4,7 +4,6 @@ import (
 	"context"
 	"regexp"
 	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -64,24 +63,4 @@ func TestServerRoundTrip(t *testing.T) {
 		require.NoError(t, rows.Err())
 		require.Equal(t, n, i)
 	})
-}
-
-// runWorkers runs fn for workers 0..n-1 at once and fails t with the first
-// error any of them returns.
-func runWorkers(t *testing.T, n int, fn func(w int) error) {
-	t.Helper()
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for w := range n {
-		wg.Go(func() {
-			if err := fn(w); err != nil {
-				errs <- err
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
 }

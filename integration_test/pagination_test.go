@@ -12,9 +12,9 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/ulidflake/ulidflake"
+	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 	"github.com/ulidflake/ulidflake/pgxtype"
-	"github.com/ulidflake/ulidflake/sqltype"
 )
 
 // Keyset pagination from the zero cursor, WHERE id > $1, in every driver
@@ -53,16 +53,16 @@ func TestKeysetPaginationFromZero(t *testing.T) {
 
 		for _, register := range []bool{false, true} {
 			for _, mode := range execModes {
-				p := pool(t, db, register, mode)
+				p := itest.Pool(t, db, register, mode)
 				walk(t, func(cursor ulidflake.Bound) ([]ulidflake.ID, error) {
 					rows, _ := p.Query(ctx, page, cursor)
 					return pgx.CollectRows(rows, pgx.RowTo[ulidflake.ID])
 				})
 				_, err := p.Exec(ctx, page, ulidflake.ID(0))
-				require.ErrorIs(t, err, sqltype.ErrZeroID, "register=%v mode=%v", register, mode)
+				require.ErrorIs(t, err, ulidflake.ErrZeroID, "register=%v mode=%v", register, mode)
 				require.NotContains(t, err.Error(), "written")
 				_, err = p.Exec(ctx, `INSERT INTO item (id, n) VALUES ($1, 0)`, ulidflake.ID(0))
-				require.ErrorIs(t, err, sqltype.ErrZeroID)
+				require.ErrorIs(t, err, ulidflake.ErrZeroID)
 			}
 		}
 

@@ -4,21 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ulidflake/ulidflake"
 	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
-	"github.com/ulidflake/ulidflake/pgxtype"
-	"github.com/ulidflake/ulidflake/sqltype"
 )
 
 var execModes = []pgx.QueryExecMode{
@@ -29,48 +26,16 @@ var execModes = []pgx.QueryExecMode{
 	pgx.QueryExecModeSimpleProtocol,
 }
 
-// pool opens a pool on db, with pgxtype registered or not, in the given
-// exec mode.
-func pool(t *testing.T, db *pgtest.DB, register bool, mode pgx.QueryExecMode) *pgxpool.Pool {
-	t.Helper()
-	cfg, err := pgxpool.ParseConfig(db.URL)
-	require.NoError(t, err)
-	cfg.ConnConfig.DefaultQueryExecMode = mode
-	if register {
-		cfg.AfterConnect = pgxtype.AfterConnect
-	}
-	p, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	require.NoError(t, err)
-	t.Cleanup(p.Close)
-	return p
-}
-
-// randomIDs returns n distinct random valid IDs of every magnitude, with 1
-// and the largest ID among them.
-func randomIDs(n int, seed uint64) []ulidflake.ID {
-	r := rand.New(rand.NewPCG(seed, 99))
-	seen := map[ulidflake.ID]bool{1: true, ulidflake.ID(flake.Max): true}
-	ids := []ulidflake.ID{1, ulidflake.ID(flake.Max)}
-	for len(ids) < n {
-		id := ulidflake.ID(r.Uint64() >> (1 + r.UintN(62)))
-		if id != 0 && !seen[id] {
-			seen[id] = true
-			ids = append(ids, id)
-		}
-	}
-	return ids
-}
-
 func TestPgxRoundTripEveryMode(t *testing.T) {
 	t.Parallel()
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		t.Parallel()
 		ctx := context.Background()
-		ids := randomIDs(10_000, 1)
+		ids := itest.RandomIDs(10_000, 1)
 		for _, register := range []bool{true, false} {
 			for _, mode := range execModes {
 				t.Run(fmt.Sprintf("register=%v/%s", register, mode), func(t *testing.T) {
-					p := pool(t, db, register, mode)
+					p := itest.Pool(t, db, register, mode)
 					table := fmt.Sprintf("rt_%v_%d", register, mode)
 					_, err := p.Exec(ctx, fmt.Sprintf(`CREATE TABLE %s (id bigint PRIMARY KEY, ref bigint)`, table))
 					require.NoError(t, err)
@@ -127,11 +92,11 @@ func TestPgxFailures(t *testing.T) {
 		for _, register := range []bool{true, false} {
 			for _, mode := range execModes {
 				t.Run(fmt.Sprintf("register=%v/%s", register, mode), func(t *testing.T) {
-					p := pool(t, db, register, mode)
+					p := itest.Pool(t, db, register, mode)
 					var id ulidflake.ID
 
 					err := p.QueryRow(ctx, `SELECT NULL::bigint`).Scan(&id)
-					require.ErrorIs(t, err, sqltype.ErrNull)
+					require.ErrorIs(t, err, flake.ErrNull)
 					require.Contains(t, err.Error(), "NULL")
 
 					err = p.QueryRow(ctx, `SELECT (-42)::bigint`).Scan(&id)
@@ -148,14 +113,14 @@ func TestPgxFailures(t *testing.T) {
 
 					// No zero ID is ever written.
 					_, err = p.Exec(ctx, `SELECT $1::bigint`, ulidflake.ID(0))
-					require.ErrorIs(t, err, sqltype.ErrZeroID)
+					require.ErrorIs(t, err, ulidflake.ErrZeroID)
 					_, err = p.Exec(ctx, `SELECT $1::bigint`, ulidflake.NullID{Valid: true})
-					require.ErrorIs(t, err, sqltype.ErrZeroID)
+					require.ErrorIs(t, err, ulidflake.ErrZeroID)
 					_, err = p.Exec(ctx, `SELECT $1::bigint`, ulidflake.ID(-1))
 					require.ErrorIs(t, err, flake.ErrIntRange)
 					if register {
 						_, err = p.Exec(ctx, `SELECT $1::bigint`, flake.ID(0))
-						require.ErrorIs(t, err, sqltype.ErrZeroID)
+						require.ErrorIs(t, err, ulidflake.ErrZeroID)
 					}
 					// The connection is still usable after the failures.
 					require.NoError(t, p.QueryRow(ctx, `SELECT 7::bigint`).Scan(&id))
@@ -171,14 +136,14 @@ func TestPgxPoolConcurrency(t *testing.T) {
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		t.Parallel()
 		ctx := context.Background()
-		p := pool(t, db, true, pgx.QueryExecModeCacheStatement)
+		p := itest.Pool(t, db, true, pgx.QueryExecModeCacheStatement)
 		_, err := p.Exec(ctx, `CREATE TABLE conc (id bigint PRIMARY KEY, worker int NOT NULL)`)
 		require.NoError(t, err)
 
 		const workers, each = 8, 500
 		g, err := ulidflake.NewGenerator()
 		require.NoError(t, err)
-		runWorkers(t, workers, func(w int) error {
+		itest.RunWorkers(t, workers, func(w int) error {
 			for range each {
 				id, err := g.NewWait(ctx)
 				if err != nil {
@@ -211,11 +176,11 @@ func TestPgxCopyFrom(t *testing.T) {
 		ctx := context.Background()
 		for _, register := range []bool{true, false} {
 			t.Run(fmt.Sprintf("register=%v", register), func(t *testing.T) {
-				p := pool(t, db, register, pgx.QueryExecModeCacheStatement)
+				p := itest.Pool(t, db, register, pgx.QueryExecModeCacheStatement)
 				table := fmt.Sprintf("copy_%v", register)
 				_, err := p.Exec(ctx, fmt.Sprintf(`CREATE TABLE %s (id bigint PRIMARY KEY, parent bigint)`, table))
 				require.NoError(t, err)
-				ids := randomIDs(100_000, 2)
+				ids := itest.RandomIDs(100_000, 2)
 				n, err := p.CopyFrom(ctx, pgx.Identifier{table}, []string{"id", "parent"},
 					pgx.CopyFromSlice(len(ids), func(i int) ([]any, error) {
 						return []any{ids[i], ulidflake.NullID{ID: ids[(i+1)%len(ids)], Valid: i%2 == 0}}, nil
@@ -235,7 +200,7 @@ func TestPgxCopyFrom(t *testing.T) {
 				// reports the encoding error through the server's COPY failure, as text.
 				_, err = p.CopyFrom(ctx, pgx.Identifier{table}, []string{"id"},
 					pgx.CopyFromRows([][]any{{ulidflake.ID(flake.Max - 1)}, {ulidflake.ID(0)}}))
-				require.ErrorContains(t, err, sqltype.ErrZeroID.Error())
+				require.ErrorContains(t, err, ulidflake.ErrZeroID.Error())
 				var count int
 				require.NoError(t, p.QueryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM %s`, table)).Scan(&count))
 				require.Equal(t, len(ids), count)
@@ -255,11 +220,11 @@ func TestPgxArrays(t *testing.T) {
 					continue // unregistered slices have no text encoding for an undescribed parameter; documented
 				}
 				t.Run(fmt.Sprintf("register=%v/%s", register, mode), func(t *testing.T) {
-					p := pool(t, db, register, mode)
+					p := itest.Pool(t, db, register, mode)
 					table := fmt.Sprintf("arr_%v_%d", register, mode)
 					_, err := p.Exec(ctx, fmt.Sprintf(`CREATE TABLE %s (id bigint PRIMARY KEY)`, table))
 					require.NoError(t, err)
-					ids := randomIDs(1000, 3)
+					ids := itest.RandomIDs(1000, 3)
 					_, err = p.Exec(ctx, fmt.Sprintf(`INSERT INTO %s SELECT unnest($1::bigint[])`, table), ids)
 					require.NoError(t, err)
 
@@ -290,7 +255,7 @@ func TestPgxJSONAndTimeRange(t *testing.T) {
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		t.Parallel()
 		ctx := context.Background()
-		p := pool(t, db, true, pgx.QueryExecModeCacheStatement)
+		p := itest.Pool(t, db, true, pgx.QueryExecModeCacheStatement)
 		_, err := p.Exec(ctx, `CREATE TABLE ev (id bigint PRIMARY KEY, at timestamptz NOT NULL)`)
 		require.NoError(t, err)
 
@@ -309,10 +274,7 @@ func TestPgxJSONAndTimeRange(t *testing.T) {
 		require.NoError(t, p.SendBatch(ctx, b).Close())
 
 		from, to := start.Add(36*time.Hour), start.Add(50*time.Hour+5*time.Minute)
-		lo, err := flake.MinID(from)
-		require.NoError(t, err)
-		hi, err := flake.MinID(to)
-		require.NoError(t, err)
+		lo, hi := flake.MinID(from), flake.MinID(to)
 		var n, want int
 		require.NoError(t, p.QueryRow(ctx, `SELECT count(*) FROM ev WHERE id >= $1 AND id < $2`, lo, hi).Scan(&n))
 		require.NoError(t, p.QueryRow(ctx, `SELECT count(*) FROM ev WHERE at >= $1 AND at < $2`, from, to).Scan(&want))

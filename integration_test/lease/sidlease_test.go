@@ -1,4 +1,4 @@
-package integration_test
+package lease_test
 
 import (
 	"context"
@@ -14,56 +14,28 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ulidflake/ulidflake"
-	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 	"github.com/ulidflake/ulidflake/sidlease"
 )
 
-// A short validity keeps the tests quick; the safety argument does not
-// depend on its length.
-const testValidity = time.Second
+const testValidity = itest.LeaseValidity
 
-// leasePaths runs fn on each way an instance reaches the server: directly,
-// and through PgBouncer in session and in transaction pooling mode (2
-// server connections: instances share them), with pgx in its default exec
-// mode.
-func leasePaths(t *testing.T, fn func(t *testing.T, db *pgtest.DB, pool *pgxpool.Pool)) {
-	t.Helper()
-	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
-		t.Parallel()
-		for _, path := range []string{"direct", "pgbouncer-session", "pgbouncer-transaction"} {
-			t.Run(path, func(t *testing.T) {
-				t.Parallel()
-				db := db.Server.NewDB(t) // a database of its own per path
-				u := db.URL
-				switch path {
-				case "pgbouncer-session":
-					u = db.Server.PgBouncer(t, db, "session", 40)
-				case "pgbouncer-transaction":
-					u = db.Server.PgBouncer(t, db, "transaction", 2)
-				}
-				cfg, err := pgxpool.ParseConfig(u)
-				require.NoError(t, err)
-				cfg.MaxConns = 40
-				pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-				require.NoError(t, err)
-				t.Cleanup(pool.Close)
-				fn(t, db, pool)
-			})
-		}
-	})
-}
+// allocValidity is the validity of tests about which SID a claim gets, not
+// about expiry: long enough that no heartbeat comes late on a busy
+// machine, so that no held SID is free again mid-test.
+const allocValidity = 30 * time.Second
 
-// acquireAll takes n leases of ns at once; it fails t unless want of them
-// succeed, and returns those.
-func acquireAll(t *testing.T, pool *pgxpool.Pool, ns string, n int) ([]*sidlease.Lease, []error) {
+// acquireAll takes n leases of ns at once, valid for validity, and returns
+// those that succeeded and the errors of the others.
+func acquireAll(t *testing.T, pool *pgxpool.Pool, ns string, n int, validity time.Duration) ([]*sidlease.Lease, []error) {
 	t.Helper()
 	leases := make([]*sidlease.Lease, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			leases[i], errs[i] = sidlease.Acquire(context.Background(), pool, ns, sidlease.WithValidity(testValidity))
+			leases[i], errs[i] = sidlease.Acquire(context.Background(), pool, ns, sidlease.WithValidity(validity))
 		})
 	}
 	wg.Wait()
@@ -97,9 +69,9 @@ func sids(leases []*sidlease.Lease) []int {
 // ErrNoFreeSID; Close frees a SID at once.
 func TestSIDLease33Competing(t *testing.T) {
 	t.Parallel()
-	leasePaths(t, func(t *testing.T, db *pgtest.DB, pool *pgxpool.Pool) {
+	itest.LeasePaths(t, func(t *testing.T, db *pgtest.DB, pool *pgxpool.Pool) {
 		ctx := context.Background()
-		leases, failed := acquireAll(t, pool, "orders", 33)
+		leases, failed := acquireAll(t, pool, "orders", 33, allocValidity)
 		require.Len(t, leases, 32, "failures: %v", failed)
 		require.Len(t, failed, 1)
 		require.ErrorIs(t, failed[0], sidlease.ErrNoFreeSID)
@@ -111,7 +83,7 @@ func TestSIDLease33Competing(t *testing.T) {
 		require.Equal(t, want, sids(leases), "32 distinct SIDs")
 
 		// Another namespace is independent.
-		other, err := sidlease.Acquire(ctx, pool, "billing", sidlease.WithValidity(testValidity))
+		other, err := sidlease.Acquire(ctx, pool, "billing", sidlease.WithValidity(allocValidity))
 		require.NoError(t, err)
 		defer other.Close()
 
@@ -119,7 +91,7 @@ func TestSIDLease33Competing(t *testing.T) {
 		require.NoError(t, leases[7].Close())
 		_, err = leases[7].New()
 		require.ErrorIs(t, err, sidlease.ErrClosed)
-		l, err := sidlease.Acquire(ctx, pool, "orders", sidlease.WithValidity(testValidity))
+		l, err := sidlease.Acquire(ctx, pool, "orders", sidlease.WithValidity(allocValidity))
 		require.NoError(t, err)
 		defer l.Close()
 		require.Equal(t, freed, l.SID())
@@ -129,48 +101,13 @@ func TestSIDLease33Competing(t *testing.T) {
 	})
 }
 
-// mintLog records, for one lease, the time before each call to New that
-// succeeded: the lease was valid at some moment after it.
-type mintLog struct {
-	mu   sync.Mutex
-	last time.Time
-	ids  []ulidflake.ID
-	err  error
-}
-
-// mintUntil mints from l until it fails with ErrLeaseLost or stop closes.
-func mintUntil(l *sidlease.Lease, stop <-chan struct{}) *mintLog {
-	m := &mintLog{}
-	go func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			before := time.Now()
-			id, err := l.New()
-			m.mu.Lock()
-			if err == nil {
-				m.last, m.ids = before, append(m.ids, id)
-			} else if !errors.Is(err, flake.ErrMonotonicOverflow) {
-				m.err = err
-				m.mu.Unlock()
-				return
-			}
-			m.mu.Unlock()
-		}
-	}()
-	return m
-}
-
 // A holder whose SID was taken over (its row expired: its heartbeats did
 // not arrive) stops minting at its next heartbeat, and never mints after
 // the new holder starts; the same holds when the holder's server sessions
 // are terminated, as a failover does to every session.
 func TestSIDLeaseTakeoverNeverOverlaps(t *testing.T) {
 	t.Parallel()
-	leasePaths(t, func(t *testing.T, db *pgtest.DB, pool *pgxpool.Pool) {
+	itest.LeasePaths(t, func(t *testing.T, db *pgtest.DB, pool *pgxpool.Pool) {
 		ctx := context.Background()
 		old, err := sidlease.Acquire(ctx, pool, "takeover", sidlease.WithValidity(testValidity))
 		require.NoError(t, err)
@@ -178,7 +115,7 @@ func TestSIDLeaseTakeoverNeverOverlaps(t *testing.T) {
 		sid := old.SID()
 		stop := make(chan struct{})
 		defer close(stop)
-		oldLog := mintUntil(old, stop)
+		oldLog := itest.MintUntil(old, stop)
 
 		// Every session of the server ends, and the holder's row expires
 		// while its heartbeats cannot arrive.
@@ -213,26 +150,26 @@ func TestSIDLeaseTakeoverNeverOverlaps(t *testing.T) {
 		// The old holder finds out: its heartbeat updates no row.
 		deadline := time.Now().Add(30 * time.Second)
 		for {
-			oldLog.mu.Lock()
-			done := oldLog.err != nil
-			oldLog.mu.Unlock()
+			oldLog.Mu.Lock()
+			done := oldLog.Err != nil
+			oldLog.Mu.Unlock()
 			if done || time.Now().After(deadline) {
 				break
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		oldLog.mu.Lock()
-		defer oldLog.mu.Unlock()
-		require.ErrorIs(t, oldLog.err, sidlease.ErrLeaseLost, "the old holder did not stop")
-		require.True(t, oldLog.last.Before(takerMinted), "the old holder minted at %s, after the taker at %s", oldLog.last, takerMinted)
-		require.NotContains(t, oldLog.ids, first)
-		for _, id := range oldLog.ids {
+		oldLog.Mu.Lock()
+		defer oldLog.Mu.Unlock()
+		require.ErrorIs(t, oldLog.Err, sidlease.ErrLeaseLost, "the old holder did not stop")
+		require.True(t, oldLog.Last.Before(takerMinted), "the old holder minted at %s, after the taker at %s", oldLog.Last, takerMinted)
+		require.NotContains(t, oldLog.IDs, first)
+		for _, id := range oldLog.IDs {
 			require.Equal(t, sid, id.SID())
 		}
 	})
 }
 
-// 1M IDs from 32 holders at once: none repeats.
+// 320,000 IDs from 32 holders at once: none repeats.
 func TestSIDLeaseNoDuplicates(t *testing.T) {
 	t.Parallel()
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
@@ -245,11 +182,11 @@ func TestSIDLeaseNoDuplicates(t *testing.T) {
 		pool, err := pgxpool.New(ctx, u)
 		require.NoError(t, err)
 		defer pool.Close()
-		leases, failed := acquireAll(t, pool, "gen", 32)
+		leases, failed := acquireAll(t, pool, "gen", 32, testValidity)
 		require.Empty(t, failed)
-		const each = 31_250 // 1e6 in all
+		const each = 10_000 // 320,000 in all
 		out := make([][]ulidflake.ID, 32)
-		runWorkers(t, 32, func(i int) error {
+		itest.RunWorkers(t, 32, func(i int) error {
 			ids := make([]ulidflake.ID, 0, each)
 			for len(ids) < each {
 				id, err := leases[i].NewWait(ctx)
@@ -265,16 +202,17 @@ func TestSIDLeaseNoDuplicates(t *testing.T) {
 			out[i] = ids
 			return nil
 		})
+		// A holder whose heartbeat came late on a busy machine claims a SID
+		// again, maybe another: its IDs need not share one SID.
 		var all []ulidflake.ID
-		for i, ids := range out {
-			for _, id := range ids {
-				require.Equal(t, leases[i].SID(), id.SID())
-			}
+		for _, ids := range out {
 			all = append(all, ids...)
 		}
-		require.Len(t, all, 1_000_000)
+		require.Len(t, all, 32*each)
 		slices.Sort(all)
-		require.Len(t, slices.Compact(all), 1_000_000, "duplicates across holders")
+		if n := len(slices.Compact(all)); n != 32*each {
+			t.Fatalf("%d duplicates across holders", 32*each-n)
+		}
 	})
 }
 
@@ -285,7 +223,7 @@ func TestSIDLeaseSurvivesServerRestart(t *testing.T) {
 	srv := pgtest.NewContainer(t)
 	db := srv.NewDB(t)
 	ctx := context.Background()
-	leases, failed := acquireAll(t, db.Pool, "restart", 4)
+	leases, failed := acquireAll(t, db.Pool, "restart", 4, testValidity)
 	require.Empty(t, failed)
 	for _, l := range leases {
 		_, err := l.New()
@@ -325,7 +263,7 @@ func TestSIDLeaseDatabaseSQL(t *testing.T) {
 		defer sdb.Close()
 		var leases []*sidlease.Lease
 		var mu sync.Mutex
-		runWorkers(t, 8, func(int) error {
+		itest.RunWorkers(t, 8, func(int) error {
 			l, err := sidlease.AcquireDB(ctx, sdb, "sql", sidlease.WithValidity(testValidity), sidlease.WithTable("lease$$ 'room'", "leases"))
 			if err == nil {
 				mu.Lock()
@@ -351,61 +289,6 @@ func TestSIDLeaseDatabaseSQL(t *testing.T) {
 	})
 }
 
-// Holders whose clocks disagree (directly and through PgBouncer in both
-// modes): a holder whose clock runs 3s ahead mints,
-// then hands its SID on; the next holder, with a correct clock, mints only
-// above every ID the first made (it waits out the difference). A holder
-// whose clock ran an hour ahead leaves a ceiling that the next refuses to
-// wait for: ErrClockBehind, and the SID is free again.
-func TestSIDLeaseSkewedClocks(t *testing.T) {
-	t.Parallel()
-	leasePaths(t, func(t *testing.T, _ *pgtest.DB, pool *pgxpool.Pool) {
-		ctx := context.Background()
-		acquireAll(t, pool, "skew", flake.MaxSID) // 31 SIDs held: every new lease gets the last one
-		ahead := func(d time.Duration) sidlease.Option {
-			return sidlease.WithGeneratorOptions(flake.WithClock(func() time.Time { return time.Now().Add(d) }))
-		}
-
-		first, err := sidlease.Acquire(ctx, pool, "skew", sidlease.WithValidity(testValidity), ahead(3*time.Second))
-		require.NoError(t, err)
-		var high ulidflake.ID
-		for deadline := time.Now().Add(300 * time.Millisecond); time.Now().Before(deadline); {
-			id, err := first.NewWait(ctx)
-			require.NoError(t, err)
-			high = max(high, id)
-		}
-		sid := first.SID()
-		require.NoError(t, first.Close())
-
-		start := time.Now()
-		next, err := sidlease.Acquire(ctx, pool, "skew", sidlease.WithValidity(testValidity))
-		require.NoError(t, err)
-		t.Cleanup(func() { next.Close() })
-		require.Equal(t, sid, next.SID())
-		require.GreaterOrEqual(t, time.Since(start), 2*time.Second, "the next holder did not wait out the clocks' difference")
-		for range 100_000 {
-			id, err := next.NewWait(ctx)
-			require.NoError(t, err)
-			require.Greater(t, id, high, "an ID at or below one the previous holder made")
-		}
-		require.NoError(t, next.Close())
-
-		far, err := sidlease.Acquire(ctx, pool, "skew", sidlease.WithValidity(testValidity), ahead(time.Hour))
-		require.NoError(t, err)
-		_, err = far.NewWait(ctx)
-		require.NoError(t, err)
-		require.NoError(t, far.Close())
-		_, err = sidlease.Acquire(ctx, pool, "skew", sidlease.WithValidity(testValidity))
-		require.ErrorIs(t, err, sidlease.ErrClockBehind)
-		require.ErrorContains(t, err, "minted_below")
-		// The SID is free again: a holder with the far clock takes it.
-		again, err := sidlease.Acquire(ctx, pool, "skew", sidlease.WithValidity(testValidity), ahead(time.Hour))
-		require.NoError(t, err)
-		require.Equal(t, sid, again.SID())
-		require.NoError(t, again.Close())
-	})
-}
-
 // A lease table made before the clock check gets its minted_below column
 // from the first Acquire, and keeps its rows.
 func TestSIDLeaseUpgradesOldTable(t *testing.T) {
@@ -424,7 +307,7 @@ func TestSIDLeaseUpgradesOldTable(t *testing.T) {
 		var ceiling, token int64
 		require.NoError(t, db.QueryRow(ctx, `SELECT minted_below, token FROM ulid_flake_sid_leases WHERE namespace = 'old' AND sid = $1`, l.SID()).Scan(&ceiling, &token))
 		require.Positive(t, ceiling, "no ceiling recorded")
-		require.EqualValues(t, 8, token)
+		require.NotContains(t, []int64{0, 7, 8}, token, "a token derived from the old one")
 		id, err := l.New()
 		require.NoError(t, err)
 		require.Less(t, int64(id), ceiling)

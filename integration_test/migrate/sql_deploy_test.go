@@ -1,59 +1,19 @@
-package integration_test
+package migrate_test
 
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 	"github.com/ulidflake/ulidflake/migrations"
 )
-
-// emptyDB returns a fresh database with nothing installed: template0's
-// clone, not the migrated template.
-func emptyDB(t *testing.T, s *pgtest.Server) *sql.DB {
-	t.Helper()
-	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, s.URL)
-	require.NoError(t, err)
-	defer admin.Close(ctx)
-	name := fmt.Sprintf("empty_%d_%d", s.Major, nextEmpty())
-	_, err = admin.Exec(ctx, `CREATE DATABASE `+name+` TEMPLATE template0`)
-	require.NoError(t, err)
-	cfg, err := pgx.ParseConfig(s.URL)
-	require.NoError(t, err)
-	cfg.Database = name
-	db := stdlib.OpenDB(*cfg)
-	db.SetMaxOpenConns(40)
-	t.Cleanup(func() {
-		db.Close()
-		c, err := pgx.Connect(context.Background(), s.URL)
-		if err == nil {
-			_, _ = c.Exec(context.Background(), `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`)
-			c.Close(context.Background())
-		}
-	})
-	return db
-}
-
-var (
-	emptyMu sync.Mutex
-	emptyN  int
-)
-
-func nextEmpty() int {
-	emptyMu.Lock()
-	defer emptyMu.Unlock()
-	emptyN++
-	return emptyN
-}
 
 // Replicas that each migrate at start-up: 8 callers at once, on a fresh
 // database, on a migrated one, down and to a version: every call succeeds,
@@ -89,7 +49,7 @@ func TestMigrateConcurrentCallers(t *testing.T) {
 	for _, s := range pgtest.Servers(t) {
 		t.Run(s.Name, func(t *testing.T) {
 			t.Parallel()
-			db := emptyDB(t, s)
+			db := itest.EmptyDB(t, s)
 			require.Equal(t, latest, all(t, db), "fresh: the versions applied once between them")
 			require.Equal(t, latest, version(t, db))
 			require.Zero(t, all(t, db), "migrated: nothing to do")

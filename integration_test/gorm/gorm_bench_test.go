@@ -1,4 +1,4 @@
-package integration_test
+package gorm_test
 
 import (
 	"testing"

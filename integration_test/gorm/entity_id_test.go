@@ -1,4 +1,4 @@
-package integration_test
+package gorm_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/ulidflake/ulidflake"
+	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 )
 
@@ -59,7 +60,7 @@ func TestEntityIDTypes(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		for _, register := range []bool{false, true} {
-			p := pool(t, db, register, pgx.QueryExecModeCacheStatement)
+			p := itest.Pool(t, db, register, pgx.QueryExecModeCacheStatement)
 			var got ShopID
 			require.NoError(t, p.QueryRow(ctx, `SELECT $1::bigint`, id).Scan(&got))
 			require.Equal(t, id, got)

@@ -1,4 +1,4 @@
-package integration_test
+package gorm_test
 
 import (
 	"fmt"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/ulidflake/ulidflake"
 	"github.com/ulidflake/ulidflake/flake"
-	"github.com/ulidflake/ulidflake/sqltype"
 )
 
 // The models of the upsert tests: a unique email besides the key.
@@ -188,7 +187,7 @@ func TestGormUpsertWhereAndMaps(t *testing.T) {
 		require.Equal(t, memberID(t, db, "bob@example.com"), batch[1].ID)
 
 		parent := Member{Email: "ada@example.com", Posts: []Post{{Title: "orphan?"}}}
-		require.ErrorIs(t, db.Clauses(skip).Create(&parent).Error, sqltype.ErrZeroID)
+		require.ErrorIs(t, db.Clauses(skip).Create(&parent).Error, ulidflake.ErrZeroID)
 		var n int64
 		require.NoError(t, db.Model(&Post{}).Where("title = ?", "orphan?").Count(&n).Error)
 		require.Zero(t, n, "a child was written pointing at no parent")

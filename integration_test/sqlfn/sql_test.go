@@ -1,4 +1,4 @@
-package integration_test
+package sqlfn_test
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 
 	"github.com/ulidflake/ulidflake"
 	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 	"github.com/ulidflake/ulidflake/pgxtype"
-	"github.com/ulidflake/ulidflake/sqltype"
 )
 
 // sqlDB opens db through database/sql and pgx/v5/stdlib, with pgxtype
@@ -51,7 +51,7 @@ func TestDatabaseSQL(t *testing.T) {
 					code char(13) NOT NULL)`)
 				require.NoError(t, err)
 
-				ids := randomIDs(500, 4)
+				ids := itest.RandomIDs(500, 4)
 				for i, id := range ids {
 					customer := ulidflake.NullID{ID: id, Valid: i%2 == 0}
 					noteRef := sql.Null[ulidflake.ID]{V: id, Valid: i%3 == 0}
@@ -93,7 +93,7 @@ func TestDatabaseSQL(t *testing.T) {
 				require.False(t, n.Valid)
 				var id ulidflake.ID
 				err = sdb.QueryRowContext(ctx, `SELECT NULL::bigint`).Scan(&id)
-				require.ErrorIs(t, err, sqltype.ErrNull)
+				require.ErrorIs(t, err, flake.ErrNull)
 				err = sdb.QueryRowContext(ctx, `SELECT (-7)::bigint`).Scan(&id)
 				require.ErrorIs(t, err, flake.ErrIntRange)
 				var tid ulidflake.TextID
@@ -105,10 +105,10 @@ func TestDatabaseSQL(t *testing.T) {
 				for _, zero := range []any{ulidflake.ID(0), ulidflake.NullID{Valid: true}, ulidflake.TextID{},
 					sql.Null[ulidflake.ID]{Valid: true}} {
 					_, err = sdb.ExecContext(ctx, `INSERT INTO `+table+` (id, code) VALUES (1, $1)`, zero)
-					require.ErrorIs(t, err, sqltype.ErrZeroID, "%#v", zero)
+					require.ErrorIs(t, err, ulidflake.ErrZeroID, "%#v", zero)
 				}
 				_, err = sdb.ExecContext(ctx, `INSERT INTO `+table+` (id, code) VALUES ($1, 'x')`, ulidflake.ID(0))
-				require.ErrorIs(t, err, sqltype.ErrZeroID)
+				require.ErrorIs(t, err, ulidflake.ErrZeroID)
 				var count int
 				require.NoError(t, sdb.QueryRowContext(ctx, `SELECT count(*) FROM `+table).Scan(&count))
 				require.Equal(t, len(ids), count)

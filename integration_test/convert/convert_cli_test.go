@@ -1,0 +1,71 @@
+package convert_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ulidflake/ulidflake/integration_test/itest"
+	"github.com/ulidflake/ulidflake/internal/pgtest"
+	"github.com/ulidflake/ulidflake/migrations"
+)
+
+// convert before the functions are installed tells a CLI user how to
+// install them with the CLI (exit 2), and a Go caller to run Migrate; with
+// an object in the way it names it, prints the SQL to run around it, and
+// exits 2; a connection's failure is the driver's error, reachable with
+// errors.As.
+func TestConvertCLIMessages(t *testing.T) {
+	t.Parallel()
+	bin := itest.BuildCLI(t)
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		sdb := itest.StdDB(t, db)
+		_, err := migrations.Migrate(ctx, sdb, migrations.To(0))
+		require.NoError(t, err)
+		_, err = sdb.Exec(`CREATE TABLE k (id serial PRIMARY KEY); CREATE VIEW v AS SELECT id FROM k`)
+		require.NoError(t, err)
+
+		_, err = migrations.ConvertSerial(ctx, sdb, "k", "id")
+		require.ErrorIs(t, err, migrations.ErrNoFunctions)
+		require.ErrorIs(t, err, migrations.ErrConvert)
+		require.ErrorContains(t, err, "migrations.Migrate")
+		code, _, stderr := itest.RunBin(t, bin, "convert", "-database-url", db.URL, "-table", "k")
+		require.Equal(t, 2, code, stderr)
+		require.Contains(t, stderr, "ulidflake migrations up | psql")
+		require.NotContains(t, stderr, "migrations.Migrate")
+
+		_, err = migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
+		code, stdout, stderr := itest.RunBin(t, bin, "convert", "-database-url", db.URL, "-table", "k")
+		require.Equal(t, 2, code, stderr)
+		require.Contains(t, stderr, "view public.v")
+		require.Contains(t, stdout, "ALTER TABLE \"public\".\"k\" ALTER COLUMN \"id\" TYPE bigint;")
+		code, _, stderr = itest.RunBin(t, bin, "convert", "-database-url", db.URL, "-table", "k", "-apply")
+		require.Equal(t, 2, code, stderr)
+		require.Contains(t, stderr, "view public.v")
+		require.Contains(t, columnDefault(t, sdb, "k", "id"), "nextval(")
+
+		// Errors of the server and of the context are reachable.
+		var pgErr *pgconn.PgError
+		_, err = migrations.ConvertSerial(ctx, sdb, "a.b.c.d", "id")
+		require.ErrorAs(t, err, &pgErr)
+		require.ErrorIs(t, err, migrations.ErrConvert, "a name PostgreSQL cannot read is bad input")
+		_, err = sdb.Exec(`DROP VIEW v`)
+		require.NoError(t, err)
+		conv, err := migrations.ConvertSerial(ctx, sdb, "k", "id")
+		require.NoError(t, err)
+		err = conv.Apply(ctx, sdb, migrations.DirectionDown)
+		require.ErrorAs(t, err, &pgErr)
+		require.Equal(t, "55000", pgErr.Code)
+		require.ErrorIs(t, conv.Apply(ctx, sdb, "sideways"), migrations.ErrConvert)
+		canceled, cancel := context.WithCancel(ctx)
+		cancel()
+		_, err = migrations.ConvertSerial(canceled, sdb, "k", "id")
+		require.ErrorIs(t, err, context.Canceled)
+		require.NotErrorIs(t, err, migrations.ErrConvert, "a canceled context is no bad input")
+	})
+}

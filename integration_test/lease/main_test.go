@@ -1,0 +1,14 @@
+// Package lease_test tests package sidlease on real PostgreSQL: directly and
+// through PgBouncer, with competing holders, takeovers and restarts.
+// leasefail tests lost writes, partitions and skewed clocks.
+package lease_test
+
+import (
+	"testing"
+
+	"github.com/ulidflake/ulidflake/internal/pgtest"
+)
+
+// TestMain builds every test database from a template migrated to the
+// latest version.
+func TestMain(m *testing.M) { pgtest.Main(m, pgtest.Migrated) }

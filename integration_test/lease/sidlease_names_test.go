@@ -1,0 +1,62 @@
+package lease_test
+
+import (
+	"context"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ulidflake/ulidflake/integration_test/itest"
+	"github.com/ulidflake/ulidflake/internal/pgtest"
+	"github.com/ulidflake/ulidflake/sidlease"
+)
+
+// TestSIDLeaseHostileTableNames: lease tables whose schema, table and
+// namespace names end literals, comments and dollar quotes. Each lease
+// works in its own table, and nothing else in the catalog changes. With
+// standard_conforming_strings off (a database owner may set it), pgx
+// refuses the simple protocol the lease runs in: Acquire fails, saying so,
+// and changes nothing.
+func TestSIDLeaseHostileTableNames(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		sdb := itest.StdDB(t, db)
+		for _, scs := range []string{"on", "off"} {
+			u, err := url.Parse(db.URL)
+			require.NoError(t, err)
+			q := u.Query()
+			q.Set("standard_conforming_strings", scs)
+			u.RawQuery = q.Encode()
+			pool := itest.NewPool(t, u.String())
+			for _, name := range itest.HostileSchemas {
+				schema := name
+				_, err := db.Exec(ctx, `CREATE SCHEMA `+itest.QuoteIdent(schema))
+				require.NoError(t, err)
+				before := itest.CatalogBesides(t, ctx, sdb, schema)
+				l, err := sidlease.Acquire(ctx, pool, name, sidlease.WithTable(schema, name), sidlease.WithValidity(200*time.Millisecond))
+				if scs == "off" {
+					require.ErrorContains(t, err, "standard_conforming_strings")
+					require.Equal(t, before, itest.CatalogBesides(t, ctx, sdb, schema), "the catalog outside %q changed", schema)
+					_, err = db.Exec(ctx, `DROP SCHEMA `+itest.QuoteIdent(schema)+` CASCADE`)
+					require.NoError(t, err)
+					continue
+				}
+				require.NoError(t, err, "%q with standard_conforming_strings=%s", name, scs)
+				_, err = l.NewWait(ctx)
+				require.NoError(t, err)
+				require.NoError(t, l.Close())
+				var held int
+				require.NoError(t, db.QueryRow(ctx, `SELECT count(*) FROM `+itest.QuoteIdent(schema)+`.`+itest.QuoteIdent(name)+
+					` WHERE namespace = $1`, name).Scan(&held))
+				require.Equal(t, 32, held, "the namespace's rows in its own table")
+				require.Equal(t, before, itest.CatalogBesides(t, ctx, sdb, schema), "the catalog outside %q changed", schema)
+				_, err = db.Exec(ctx, `DROP SCHEMA `+itest.QuoteIdent(schema)+` CASCADE`)
+				require.NoError(t, err)
+			}
+		}
+	})
+}

@@ -1,0 +1,95 @@
+package leasefail_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+	"github.com/ulidflake/ulidflake"
+	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/integration_test/itest"
+	"github.com/ulidflake/ulidflake/internal/pgtest"
+	"github.com/ulidflake/ulidflake/sidlease"
+)
+
+// Holders whose clocks disagree (directly and through PgBouncer in both
+// modes): a holder whose clock runs ahead of the server's (within
+// MaxClockAhead) mints, then hands its SID on; the next holder, with a
+// correct clock, mints only above every ID the first made. A holder whose
+// clock is further ahead is refused (ErrClockAhead) and frees the SID; one
+// whose clock steps ahead while it holds its SID stops minting until the
+// clock is back. A row whose ceiling is an hour ahead (left by a holder of
+// an earlier version) is refused by the next (ErrClockBehind).
+func TestSIDLeaseSkewedClocks(t *testing.T) {
+	t.Parallel()
+	itest.LeasePaths(t, func(t *testing.T, db *pgtest.DB, pool *pgxpool.Pool) {
+		ctx := context.Background()
+		free, _ := oneFreeSID(t, db, "skew") // 31 SIDs held for ever: every new lease gets the last one
+		ahead := func(d time.Duration) sidlease.Option {
+			return sidlease.WithGeneratorOptions(flake.WithClock(func() time.Time { return time.Now().Add(d) }))
+		}
+
+		first, err := sidlease.Acquire(ctx, pool, "skew", sidlease.WithValidity(testValidity), ahead(sidlease.MaxClockAhead*8/10))
+		require.NoError(t, err)
+		var high ulidflake.ID
+		for deadline := time.Now().Add(300 * time.Millisecond); time.Now().Before(deadline); {
+			id, err := first.NewWait(ctx)
+			require.NoError(t, err)
+			high = max(high, id)
+		}
+		sid := first.SID()
+		require.Equal(t, free, sid)
+		require.NoError(t, first.Close())
+
+		next, err := sidlease.Acquire(ctx, pool, "skew", sidlease.WithValidity(testValidity))
+		require.NoError(t, err)
+		require.Equal(t, sid, next.SID())
+		for range 100_000 {
+			id, err := next.NewWait(ctx)
+			require.NoError(t, err)
+			require.Greater(t, id, high, "an ID at or below one the previous holder made")
+		}
+		require.NoError(t, next.Close())
+
+		_, err = sidlease.Acquire(ctx, pool, "skew", sidlease.WithValidity(testValidity), ahead(3*sidlease.MaxClockAhead))
+		require.ErrorIs(t, err, sidlease.ErrClockAhead)
+
+		// The clock steps ahead while the lease is held, then back.
+		var step atomic.Int64
+		stepped, err := sidlease.Acquire(ctx, pool, "skew", sidlease.WithValidity(testValidity),
+			sidlease.WithGeneratorOptions(flake.WithClock(func() time.Time { return time.Now().Add(time.Duration(step.Load())) })))
+		require.NoError(t, err, "the SID was not freed")
+		defer stepped.Close()
+		require.Equal(t, sid, stepped.SID())
+		step.Store(int64(3 * sidlease.MaxClockAhead))
+		require.Eventually(t, func() bool {
+			_, err := stepped.New()
+			return errors.Is(err, sidlease.ErrClockAhead)
+		}, 30*time.Second, 5*time.Millisecond, "a clock 3s ahead still mints")
+		_, err = stepped.NewWait(ctx)
+		require.ErrorIs(t, err, sidlease.ErrClockAhead, "NewWait does not wait for a clock")
+		step.Store(0)
+		require.Eventually(t, func() bool {
+			_, err := stepped.New()
+			return err == nil
+		}, 30*time.Second, 5*time.Millisecond, "the clock is back, the lease does not mint")
+		require.NoError(t, stepped.Close())
+
+		far := ulidflake.MinID(time.Now().Add(time.Hour))
+		_, err = db.Exec(ctx, `UPDATE ulid_flake_sid_leases SET minted_below = $2 WHERE namespace = 'skew' AND sid = $1`, sid, far)
+		require.NoError(t, err)
+		_, err = sidlease.Acquire(ctx, pool, "skew", sidlease.WithValidity(testValidity))
+		require.ErrorIs(t, err, sidlease.ErrClockBehind)
+		require.ErrorContains(t, err, "minted_below")
+		_, err = db.Exec(ctx, `UPDATE ulid_flake_sid_leases SET minted_below = 0 WHERE namespace = 'skew' AND sid = $1`, sid)
+		require.NoError(t, err)
+		again, err := sidlease.Acquire(ctx, pool, "skew", sidlease.WithValidity(testValidity))
+		require.NoError(t, err, "the SID was not freed")
+		require.Equal(t, sid, again.SID())
+		require.NoError(t, again.Close())
+	})
+}

@@ -1,0 +1,14 @@
+// Package topology_test runs the tests that start servers of their own in a
+// Docker network: a primary and an asynchronous streaming replica promoted
+// after it lost writes, and two nodes writing to each other through logical
+// replication. They take minutes, so they have a test binary (and a go test
+// timeout) of their own; see internal/pgtest's Cluster.
+package topology_test
+
+import (
+	"testing"
+
+	"github.com/ulidflake/ulidflake/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m, nil) }
