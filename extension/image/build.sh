@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Builds localhost/ulidflake/postgres-ext:N, the test image with
+# ulid_flake_ext installed, FROM localhost/ulidflake/postgres:N (which must
+# exist: internal/pgtest builds it, or internal/pgtest/image/build.sh N).
+# The test harness (pgtest.MainExtension) runs it by itself; by hand:
+#
+#   extension/image/build.sh 18
+#
+# The image carries a hash of the extension's sources, of this recipe and
+# of the base image's ID: when an image with the same hash exists, the
+# script does nothing; otherwise it builds it again. Needs Docker, and the
+# Debian mirror of the base image's apt sources (from inside a build).
+set -euo pipefail
+
+version=${1:?usage: $0 15|17|18}
+base=localhost/ulidflake/postgres:$version
+image=localhost/ulidflake/postgres-ext:$version
+ext=$(cd "$(dirname "$0")/.." && pwd)
+
+baseid=$(docker image inspect --format '{{.Id}}' "$base" 2>/dev/null) || {
+	echo "$0: no image $base: build it first (internal/pgtest/image/build.sh $version)" >&2
+	exit 1
+}
+hash=$( (cd "$ext" && cat Makefile ulid_flake_ext.control ulid_flake_ext--1.0.sql ulid_flake_ext.c image/Dockerfile image/build.sh
+	echo "$baseid") | sha256sum | cut -c1-16)
+
+if [ "$(docker image inspect --format '{{index .Config.Labels "org.ulidflake.extension"}}' "$image" 2>/dev/null)" = "$hash" ]; then
+	echo "$image is present"
+	exit 0
+fi
+old=$(docker image inspect --format '{{.Id}}' "$image" 2>/dev/null || true)
+echo "building $image FROM $base" >&2
+DOCKER_BUILDKIT=0 docker build --quiet --force-rm --tag "$image" \
+	--build-arg BASE="$base" --build-arg PG_MAJOR="$version" --build-arg HASH="$hash" \
+	-f "$ext/image/Dockerfile" "$ext" 2>&1 >/dev/null | grep -v -e DEPRECATED -e BuildKit -e environment-variable >&2 || true
+[ "$(docker image inspect --format '{{index .Config.Labels "org.ulidflake.extension"}}' "$image" 2>/dev/null)" = "$hash" ] || {
+	echo "$0: building $image failed" >&2
+	exit 1
+}
+# The previous image, unless a container still uses it. The build stage stays in
+# the cache: a change to the C source rebuilds from the installed compiler.
+[ -z "$old" ] || [ "$old" = "$(docker image inspect --format '{{.Id}}' "$image")" ] || docker image rm "$old" >/dev/null 2>&1 || true
+echo "built $image" >&2

@@ -1,0 +1,207 @@
+/*
+ * ulid_flake_ext: ulid_flake_next(seq), the ID that ulid_flake() makes,
+ * computed in C from a sequence value the caller passes:
+ *
+ *   DEFAULT ulid_flake_next(nextval('ulid_flake_seq'))
+ *
+ * The ID is bit for bit ulid_flake()'s (migrations/sql/004):
+ *
+ *   ms  = clock_timestamp() in Unix ms - ulid_flake.epoch_ms   (0 .. 2^43-1)
+ *   x   = (seq mod P + offset) mod P,   P = 2^20 - 1
+ *   id  = max(ms << 20 | (32 x mod P), 1)
+ *
+ * where offset is ulid_flake_state.offset of the schema this function is
+ * in. Given the same sequence value in the same millisecond, both make the
+ * same ID; so mixing them on one column (a default switched while inserts
+ * run) is as safe as ulid_flake() alone: two IDs of one millisecond differ
+ * unless their sequence values differ by a multiple of P.
+ *
+ * The epoch follows the setting ulid_flake.epoch_ms as ulid_flake() does,
+ * at every call, without reading it per call: the module defines the
+ * setting and parses it in its assign hook, which PostgreSQL runs on every
+ * change (SET, RESET, ALTER ROLE/DATABASE ... SET, rollback).
+ *
+ * The offset is read from the table once per backend, and again after any
+ * change to pg_proc: ulid_flake_build(), the only writer of the offset,
+ * replaces ulid_flake() in the same transaction.
+ */
+#include "postgres.h"
+
+#include <ctype.h>
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "utils/guc.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+
+PG_MODULE_MAGIC;
+
+/* fmgr.h declares it from PostgreSQL 16 on; 15 needs it here (-Wmissing-prototypes). */
+extern PGDLLEXPORT void _PG_init(void);
+
+#define P				INT64CONST(1048575)	/* 2^20 - 1 */
+#define MAX_MS			INT64CONST(8796093022207)	/* 2^43 - 1 */
+#define DEFAULT_EPOCH	INT64CONST(1704067200000)	/* 2024-01-01, Unix ms */
+/* Unix ms of PostgreSQL's epoch (2000-01-01), which GetCurrentTimestamp counts from. */
+#define PG_EPOCH_UNIX_MS ((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000)
+
+/* ulid_flake.epoch_ms: the string, and what the assign hook made of it. */
+static char *epoch_setting;
+static int64 epoch_ms = DEFAULT_EPOCH;
+static bool epoch_valid = true;
+
+/* The offset of this schema's ulid_flake_state, while offset_known. */
+static int64 offset;
+static bool offset_known = false;
+
+/*
+ * parse_epoch reads the setting as ulid_flake() does: empty means the
+ * default; otherwise it must match ^\s*[+-]?[0-9]{1,18}\s*$.
+ */
+static bool
+parse_epoch(const char *s, int64 *out)
+{
+	int64		v = 0;
+	int			digits = 0;
+	bool		neg = false;
+
+	if (s == NULL || *s == '\0')
+	{
+		*out = DEFAULT_EPOCH;
+		return true;
+	}
+	while (isspace((unsigned char) *s))
+		s++;
+	if (*s == '+' || *s == '-')
+		neg = (*s++ == '-');
+	for (; *s >= '0' && *s <= '9'; s++)
+	{
+		if (++digits > 18)
+			return false;
+		v = v * 10 + (*s - '0');
+	}
+	while (isspace((unsigned char) *s))
+		s++;
+	if (digits == 0 || *s != '\0')
+		return false;
+	*out = neg ? -v : v;
+	return true;
+}
+
+/* An assign hook may not fail: a bad value is reported at the next call. */
+static void
+assign_epoch(const char *newval, void *extra)
+{
+	epoch_valid = parse_epoch(newval, &epoch_ms);
+}
+
+static void
+forget_offset(Datum arg, int cacheid, uint32 hashvalue)
+{
+	offset_known = false;
+}
+
+void
+_PG_init(void)
+{
+	/* Any string is accepted, as for a placeholder: ulid_flake() reports bad ones at its call, so do we. */
+	DefineCustomStringVariable("ulid_flake.epoch_ms",
+							   "Epoch of Ulid-Flake IDs, in Unix milliseconds (empty: 1704067200000, 2024-01-01).",
+							   NULL, &epoch_setting, "", PGC_USERSET, 0,
+							   NULL, assign_epoch, NULL);
+	CacheRegisterSyscacheCallback(PROCOID, forget_offset, (Datum) 0);
+}
+
+/*
+ * read_offset reads ulid_flake_state.offset in the schema of the function
+ * being called. It reads the heap directly (no SQL, so nothing planted can
+ * run, and no SELECT privilege is needed: the offset is no secret, being
+ * written in ulid_flake()'s definition).
+ */
+static int64
+read_offset(Oid fn_oid)
+{
+	Oid			nsp = get_func_namespace(fn_oid);
+	Oid			relid = get_relname_relid("ulid_flake_state", nsp);
+	AttrNumber	att;
+	Relation	rel;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		isnull = true;
+	int64		v = -1;
+
+	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_RELATION ||
+		(att = get_attnum(relid, "offset")) == InvalidAttrNumber ||
+		get_atttype(relid, att) != INT8OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("ulid_flake_next: no table ulid_flake_state(offset bigint) in schema \"%s\"",
+						get_namespace_name(nsp)),
+				 errhint("Install ulidflake's migrations (version 4 or later) in the schema of the extension.")));
+
+	rel = table_open(relid, AccessShareLock);
+	/* The catalog snapshot: the latest committed row, also in parallel workers. */
+	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+	{
+		Datum		d = heap_getattr(tup, att, RelationGetDescr(rel), &isnull);
+
+		if (!isnull)
+			v = DatumGetInt64(d);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+
+	if (v < 0 || v >= P)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("ulid_flake_next: ulid_flake_state in schema \"%s\" holds no offset in 0..1048574",
+						get_namespace_name(nsp)),
+				 errhint("Run migrations.Migrate, or SELECT ulid_flake_check_node() as its owner.")));
+	return v;
+}
+
+PG_FUNCTION_INFO_V1(ulid_flake_next);
+
+Datum
+ulid_flake_next(PG_FUNCTION_ARGS)
+{
+	int64		seq = PG_GETARG_INT64(0);
+	TimestampTz now = GetCurrentTimestamp();	/* clock_timestamp(), in µs */
+	int64		ms;
+	int64		x;
+
+	if (!epoch_valid)
+		ereport(ERROR,
+				(errcode(ERRCODE_CHECK_VIOLATION),
+				 errmsg("ulid_flake.epoch_ms must be an integer (Unix milliseconds), not \"%s\"", epoch_setting)));
+	if (!offset_known)
+	{
+		offset = read_offset(fcinfo->flinfo->fn_oid);
+		offset_known = true;
+	}
+
+	/* Whole milliseconds, rounded down, from the epoch. */
+	ms = now / 1000 - (now % 1000 < 0) + PG_EPOCH_UNIX_MS - epoch_ms;
+	if (ms < 0 || ms > MAX_MS)
+		ereport(ERROR,
+				(errcode(ERRCODE_CHECK_VIOLATION),
+				 errmsg("ulid_flake: clock outside the epoch range (ulid_flake.epoch_ms)")));
+
+	/* seq mod P, never negative (nextval() never is; any bigint is taken). */
+	x = seq % P;
+	if (x < 0)
+		x += P;
+	x = (x + offset) % P;
+	/* 32 x mod P: x rotated left by 5 bits within 20 bits, as ulid_flake(). */
+	PG_RETURN_INT64(Max((ms << 20) | ((x * 32) % P), 1));
+}
