@@ -19,8 +19,10 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m, pgtest.Migrated) }
 
 var (
-	insertRows  = flag.Int("rows", 10_000_000, "rows per table in BenchmarkInsert")
-	insertSteps = flag.Int("steps", 10, "BenchmarkInsert measures the rate and the index size after every rows/steps rows")
+	insertRows   = flag.Int("rows", 10_000_000, "rows per table in BenchmarkInsert")
+	insertSteps  = flag.Int("steps", 10, "BenchmarkInsert measures the rate and the index size after every rows/steps rows")
+	rotationRows = flag.Int("rotation-rows", 1_000_000, "rows per load in BenchmarkInsertRotation")
+	rotationReps = flag.Int("reps", 3, "rounds of BenchmarkInsertRotation: each loads every scheme once")
 )
 
 // scheme is a primary-key scheme of BenchmarkInsert.
@@ -94,7 +96,9 @@ func schemes() []scheme {
 // ("rows/s@k", "pk-bytes@k" for k = 1..steps), the whole load's rate, the
 // index's leaf density (pgstattuple) and the WAL written per row. Run it
 // with -benchtime 1x: one load is the measurement. It logs each server's
-// shared_buffers, which the report marks on the index-size charts.
+// shared_buffers, which the report marks on the index-size charts. It is
+// one load per scheme and server, in a row: the report draws its growth
+// curves, and quotes no ratio from it (BenchmarkInsertRotation's are).
 func BenchmarkInsert(b *testing.B) {
 	ctx := context.Background()
 	for _, s := range pgtest.Servers(b) {
@@ -113,7 +117,7 @@ func BenchmarkInsert(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/%s", s.Name, sc.name), func(b *testing.B) {
 				for b.Loop() {
 					b.StopTimer()
-					loadInSteps(ctx, b, s, sc)
+					load(ctx, b, s, sc, *insertRows, *insertSteps)
 					b.StartTimer()
 				}
 			})
@@ -121,9 +125,46 @@ func BenchmarkInsert(b *testing.B) {
 	}
 }
 
-// loadInSteps makes a fresh database, loads it with sc in steps, and
-// reports the metrics of BenchmarkInsert.
-func loadInSteps(ctx context.Context, b *testing.B, s *pgtest.Server, sc scheme) {
+// BenchmarkInsertRotation is the key-scheme comparison whose ratios the
+// report quotes: on each server, -reps rounds (default 3), each loading
+// -rotation-rows rows (default 1M) into a fresh table for every scheme, one
+// scheme after the other, each round starting one scheme further on, so
+// that every scheme meets the machine's slow and fast moments alike. Each
+// load is one sub-benchmark run ("pg18/bigserial", then "pg18/bigserial#01"
+// and so on: round k is the k-th value of each name) with the metrics of
+// BenchmarkInsert for one step. Run it with -benchtime 1x.
+func BenchmarkInsertRotation(b *testing.B) {
+	ctx := context.Background()
+	for _, s := range pgtest.Servers(b) {
+		var versionNum int
+		db := s.NewDB(b)
+		if err := db.QueryRow(ctx, `SELECT current_setting('server_version_num')::int`).Scan(&versionNum); err != nil {
+			b.Fatal(err)
+		}
+		var scs []scheme
+		for _, sc := range schemes() {
+			if versionNum >= sc.minPG {
+				scs = append(scs, sc)
+			}
+		}
+		for round := range *rotationReps {
+			for k := range scs {
+				sc := scs[(k+round)%len(scs)]
+				b.Run(fmt.Sprintf("%s/%s", s.Name, sc.name), func(b *testing.B) {
+					for b.Loop() {
+						b.StopTimer()
+						load(ctx, b, s, sc, *rotationRows, 1)
+						b.StartTimer()
+					}
+				})
+			}
+		}
+	}
+}
+
+// load makes a fresh database, loads it with rows rows of sc in steps
+// loads, and reports the metrics of BenchmarkInsert.
+func load(ctx context.Context, b *testing.B, s *pgtest.Server, sc scheme, rows, steps int) {
 	db := s.NewDB(b)
 	conn, err := pgx.Connect(ctx, db.URL)
 	if err != nil {
@@ -138,9 +179,9 @@ func loadInSteps(ctx context.Context, b *testing.B, s *pgtest.Server, sc scheme)
 	if err := conn.QueryRow(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&lsn0); err != nil {
 		b.Fatal(err)
 	}
-	step := *insertRows / *insertSteps
+	step := rows / steps
 	var total time.Duration
-	for k := 1; k <= *insertSteps; k++ {
+	for k := 1; k <= steps; k++ {
 		start := time.Now()
 		if err := sc.load(ctx, conn, step); err != nil {
 			b.Fatal(err)
@@ -160,10 +201,9 @@ func loadInSteps(ctx context.Context, b *testing.B, s *pgtest.Server, sc scheme)
 		lsn0, sc.pkIndex).Scan(&wal, &density); err != nil {
 		b.Fatal(err)
 	}
-	rows := step * *insertSteps
-	b.ReportMetric(float64(rows)/total.Seconds(), "rows/s")
+	b.ReportMetric(float64(step*steps)/total.Seconds(), "rows/s")
 	b.ReportMetric(density, "leaf-density-%")
-	b.ReportMetric(float64(wal)/float64(rows), "wal-B/row")
+	b.ReportMetric(float64(wal)/float64(step*steps), "wal-B/row")
 }
 
 // BenchmarkPgxScan1M reads a million bigint IDs through pgx: into int64,

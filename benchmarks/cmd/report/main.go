@@ -2,9 +2,18 @@
 // and in PostgreSQL against bigserial and UUIDs), and writes BENCHMARKS.md
 // and its charts from the results:
 //
-//	cd benchmarks && go run ./cmd/report            # about an hour on 2 cores
-//	go run ./cmd/report -quick                     # a few minutes: checks the command, not figures
+//	cd benchmarks && go run ./cmd/report            # about 55 minutes on 2 quiet cores
+//	go run ./cmd/report -quick                     # about 12 minutes: checks the command, not figures
 //	go run ./cmd/report -from ../docs/benchmarks/results.json   # the report again, from saved results
+//
+// Every comparison is repeated (-reps, at least 3) and interleaved: each
+// repetition runs every benchmark once, so the k-th figure of two
+// benchmarks comes from the same pass over the machine, and a ratio is
+// taken repetition by repetition, then reported as its median and range.
+// The key schemes are loaded in rotation (BenchmarkInsertRotation). A claim
+// ("faster", "smaller", a goal met or missed) is made only where the ranges
+// do not overlap; otherwise the report says "within noise". The 10M-row
+// growth curves are one load per scheme, and say so.
 //
 // PostgreSQL comes from the test harness, as for go test: PostgreSQL 15, 17
 // and 18 by default, its images built on first use (ULIDFLAKE_PG_IMAGES
@@ -31,8 +40,8 @@ import (
 )
 
 var (
-	count  = flag.Int("count", 6, "runs of each benchmark (medians are reported)")
-	rows   = flag.Int("rows", 10_000_000, "rows per table in the insert comparison, loaded in 10 steps")
+	reps   = flag.Int("reps", 5, "interleaved repetitions of every comparison (at least 3)")
+	rows   = flag.Int("rows", 10_000_000, "rows per table in the growth curves, loaded in 10 steps (one run)")
 	out    = flag.String("out", "../BENCHMARKS.md", "the report")
 	charts = flag.String("charts", "../docs/benchmarks", "where the PNG charts go")
 	quick  = flag.Bool("quick", false, "short runs, to check the command itself (figures not for the report)")
@@ -46,7 +55,8 @@ type saved struct {
 	Versions map[string]string
 	Started  time.Time
 	Rows     int
-	Count    int
+	RotRows  int // rows of a load of BenchmarkInsertRotation
+	Count    int // repetitions
 	Quick    bool
 	Machine  string
 }
@@ -76,7 +86,7 @@ func (r results) median(name, unit string) (float64, bool) {
 }
 
 var (
-	benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
+	benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:#\d+)?(?:-\d+)?\s+\d+\s+(.*)$`)
 	version   = regexp.MustCompile(`server_version (\S+) (.*)$`)
 	setting   = regexp.MustCompile(`server_setting (\S+) (\S+) (\S+)$`)
 )
@@ -134,9 +144,9 @@ func main() {
 	} else {
 		sv = measure()
 	}
-	*count, *rows, *quick = sv.Count, sv.Rows, sv.Quick
+	*reps, *rows, *quick = sv.Count, sv.Rows, sv.Quick
 	r, versions, started := sv.Results, sv.Versions, sv.Started
-	rep := report{r: r, versions: versions, started: started, rows: *rows, quick: *quick, machine: sv.Machine}
+	rep := report{r: r, versions: versions, started: started, rows: *rows, rotRows: sv.RotRows, quick: *quick, machine: sv.Machine}
 	rep.libs = libVersions()
 	if err := os.MkdirAll(*charts, 0o755); err != nil {
 		log.Fatal(err)
@@ -156,7 +166,7 @@ func main() {
 
 // measure runs every benchmark and returns the results.
 func measure() saved {
-	cnt := strconv.Itoa(*count)
+	n := max(*reps, 3)
 	short := func(full string, q string) string {
 		if *quick {
 			return q
@@ -165,21 +175,32 @@ func measure() saved {
 	}
 	r, versions := results{}, map[string]string{}
 	started := time.Now()
-	run(r, versions, ".", "test", "-run", "^$", "-bench", "^Benchmark(Generate|GenerateParallel|Parse|String|Append|MarshalJSON|UnmarshalJSON)$",
-		"-benchmem", "-count", cnt, "-benchtime", short("1s", "50ms"), ".")
-	run(r, versions, ".", "test", "-run", "^$", "-bench", "^BenchmarkGenerateUnderCap$", "-benchmem", "-count", cnt, "-benchtime", short("20000x", "400x"), ".")
-	run(r, versions, ".", "test", "-run", "^$", "-bench", "^BenchmarkPgxScan1M$", "-benchmem", "-count", cnt, "-benchtime", short("3x", "1x"), "-v", ".")
+	for rep := 1; rep <= n; rep++ {
+		log.Printf("repetition %d of %d (%s so far)", rep, n, time.Since(started).Round(time.Second))
+		run(r, versions, ".", "test", "-run", "^$", "-bench", "^Benchmark(Generate|GenerateParallel|Parse|String|Append|MarshalJSON|UnmarshalJSON)$",
+			"-benchmem", "-count", "1", "-benchtime", short("1s", "50ms"), ".")
+		run(r, versions, ".", "test", "-run", "^$", "-bench", "^BenchmarkGenerateBurst$", "-count", "1", "-benchtime", short("100x", "10x"), ".")
+		run(r, versions, "..", "test", "-run", "^$", "-bench", ".", "-benchmem", "-count", "1", "-benchtime", short("1s", "50ms"), "./flake", "./pgxtype")
+		run(r, versions, ".", "test", "-run", "^$", "-bench", "^BenchmarkPgxScan1M$", "-benchmem", "-count", "1", "-benchtime", short("3x", "1x"), "-v", ".")
+		run(r, versions, "..", "test", "-run", "^$", "-bench", "BenchmarkGormCreate|BenchmarkSQLGenerate|BenchmarkSQLCopyDefault", "-count", "1",
+			"-benchtime", short("20x", "2x"), "./integration_test/")
+	}
+	log.Printf("the key schemes in rotation, %d rounds (%s so far)", n, time.Since(started).Round(time.Second))
+	rotRows := short("1000000", "50000")
+	run(r, versions, ".", "test", "-run", "^$", "-bench", "^BenchmarkInsertRotation$", "-count", "1", "-benchtime", "1x", "-v",
+		"-timeout", "3h", ".", "-args", "-reps", strconv.Itoa(n), "-rotation-rows", rotRows)
 	rows := *rows
 	if *quick {
 		rows = 100_000
 	}
+	log.Printf("the growth curves, one load per scheme (%s so far)", time.Since(started).Round(time.Second))
 	run(r, versions, ".", "test", "-run", "^$", "-bench", "^BenchmarkInsert$", "-count", "1", "-benchtime", "1x", "-v",
 		"-timeout", "3h", ".", "-args", "-rows", strconv.Itoa(rows))
-	run(r, versions, "..", "test", "-run", "^$", "-bench", ".", "-benchmem", "-count", cnt, "-benchtime", short("1s", "50ms"), "./flake", "./pgxtype")
-	run(r, versions, "..", "test", "-run", "^$", "-bench", "BenchmarkGormCreate|BenchmarkSQLGenerate|BenchmarkSQLCopyDefault", "-count", cnt,
-		"-benchtime", short("20x", "2x"), "./integration_test/")
-	return saved{Results: r, Versions: versions, Started: started, Rows: rows, Count: *count, Quick: *quick,
-		Machine: fmt.Sprintf("%s, took %s", machine(), time.Since(started).Round(time.Minute))}
+	took := time.Since(started).Round(time.Minute)
+	log.Printf("measured in %s", took)
+	rr, _ := strconv.Atoi(rotRows)
+	return saved{Results: r, Versions: versions, Started: started, Rows: rows, RotRows: rr, Count: n, Quick: *quick,
+		Machine: fmt.Sprintf("%s, took %s", machine(), took)}
 }
 
 // libVersions returns the versions of the peer libraries and drivers.
