@@ -16,7 +16,6 @@ import (
 	"github.com/ulidflake/ulidflake"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 	"github.com/ulidflake/ulidflake/pgxtype"
-	"github.com/ulidflake/ulidflake/sqltype"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m, pgtest.Migrated) }
@@ -101,7 +100,7 @@ func TestBun(t *testing.T) {
 			t.Fatalf("by ID: %+v, %v", got, err)
 		}
 		var list []Author
-		if err := bdb.NewSelect().Model(&list).Where("id IN (?)", bun.In(ids)).Order("id").Scan(ctx); err != nil || len(list) != len(ids) {
+		if err := bdb.NewSelect().Model(&list).Where("id IN (?)", bun.List(ids)).Order("id").Scan(ctx); err != nil || len(list) != len(ids) {
 			t.Fatalf("by IDs: %+v, %v", list, err)
 		}
 		want := slices.Clone(ids)
@@ -148,7 +147,7 @@ func TestBun(t *testing.T) {
 			t.Fatal(err)
 		}
 		bad := &Post{Title: "bad", AuthorID: ulidflake.NullID{Valid: true}}
-		if _, err := bdb.NewInsert().Model(bad).Exec(ctx); !errors.Is(err, sqltype.ErrZeroID) {
+		if _, err := bdb.NewInsert().Model(bad).Exec(ctx); !errors.Is(err, ulidflake.ErrZeroID) {
 			t.Fatalf("zero author ID: %v, want ErrZeroID", err)
 		}
 		// Without such a check, a zero ID still never reaches the database:

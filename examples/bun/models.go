@@ -18,7 +18,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/ulidflake/ulidflake"
-	"github.com/ulidflake/ulidflake/sqltype"
 )
 
 // Author's ID is made by PostgreSQL.
@@ -44,7 +43,7 @@ var _ bun.BeforeAppendModelHook = (*Post)(nil)
 // BeforeAppendModel fills an unset ID on INSERT. bun calls it for each
 // element of a slice too, so bulk inserts get IDs made in Go.
 //
-// It also refuses a set reference to the zero ID with sqltype.ErrZeroID.
+// It also refuses a set reference to the zero ID with ulidflake.ErrZeroID.
 // bun writes values into the SQL text itself, and when a Valuer fails
 // (ulidflake.ID refuses to write the zero ID) it writes "?!(error)" there
 // instead: the statement then fails, but as a PostgreSQL syntax error
@@ -57,7 +56,7 @@ func (p *Post) BeforeAppendModel(_ context.Context, q bun.Query) error {
 		return nil
 	}
 	if p.AuthorID.Valid && p.AuthorID.ID.IsZero() {
-		return fmt.Errorf("post %q: author_id: %w", p.Title, sqltype.ErrZeroID)
+		return fmt.Errorf("post %q: author_id: %w", p.Title, ulidflake.ErrZeroID)
 	}
 	if _, ok := q.(*bun.InsertQuery); ok && p.ID.IsZero() {
 		id, err := ulidflake.New()

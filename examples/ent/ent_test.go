@@ -20,7 +20,6 @@ import (
 	_ "github.com/ulidflake/ulidflake/examples/ent/ent/runtime" // registers the schema hooks (ulident.FillID)
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 	"github.com/ulidflake/ulidflake/pgxtype"
-	"github.com/ulidflake/ulidflake/sqltype"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m, pgtest.Migrated) }
@@ -145,7 +144,7 @@ func TestEnt(t *testing.T) {
 		}
 
 		// The zero ID is never written.
-		if _, err := client.Post.Create().SetTitle("bad").SetAuthorID(0).Save(ctx); !errors.Is(err, sqltype.ErrZeroID) {
+		if _, err := client.Post.Create().SetTitle("bad").SetAuthorID(0).Save(ctx); !errors.Is(err, ulidflake.ErrZeroID) {
 			t.Fatalf("zero author ID: %v, want ErrZeroID", err)
 		}
 		if n, err := client.Post.Query().Count(ctx); err != nil || n != 3 {

@@ -53,6 +53,7 @@ require (
 	github.com/testcontainers/testcontainers-go/modules/postgres v0.44.0 // indirect
 	github.com/tklauser/go-sysconf v0.4.0 // indirect
 	github.com/tklauser/numcpus v0.12.0 // indirect
+	github.com/ulidflake/ulidflake/internal/pgtest v0.0.0
 	github.com/yusufpapurcu/wmi v1.2.4 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.69.0 // indirect
@@ -67,3 +68,5 @@ require (
 )
 
 replace github.com/ulidflake/ulidflake => ../..
+
+replace github.com/ulidflake/ulidflake/internal/pgtest => ../../internal/pgtest

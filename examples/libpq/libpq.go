@@ -3,7 +3,7 @@
 // they go in and out of queries as bigint with no registration. Lists of IDs
 // go through pq.Array.
 //
-// A zero ID is never written: ID.Value refuses it (sqltype.ErrZeroID). As a
+// A zero ID is never written: ID.Value refuses it (ulidflake.ErrZeroID). As a
 // query bound (keyset pagination from the start: WHERE id > $1), pass
 // ulidflake.Bound(id), which writes the zero ID as 0.
 package libpqexample

@@ -11,8 +11,8 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/ulidflake/ulidflake"
+	"github.com/ulidflake/ulidflake/flake"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
-	"github.com/ulidflake/ulidflake/sqltype"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m, pgtest.Migrated) }
@@ -104,7 +104,7 @@ func TestLibPQ(t *testing.T) {
 		if err != nil || len(page) != 2 || page[1].ID != want[5] {
 			t.Fatalf("second page: %v, %v", page, err)
 		}
-		if _, err := db.QueryContext(ctx, `SELECT id FROM authors WHERE id > $1`, ulidflake.ID(0)); !errors.Is(err, sqltype.ErrZeroID) {
+		if _, err := db.QueryContext(ctx, `SELECT id FROM authors WHERE id > $1`, ulidflake.ID(0)); !errors.Is(err, ulidflake.ErrZeroID) {
 			t.Fatalf("zero ID as a parameter: %v, want ErrZeroID", err)
 		}
 
@@ -124,12 +124,12 @@ func TestLibPQ(t *testing.T) {
 				t.Fatalf("post %s author = %+v, %v; want %+v", id, got, err, wantAuthor)
 			}
 		}
-		if _, err := db.ExecContext(ctx, `INSERT INTO posts (author_id, title) VALUES ($1, 'bad')`, ulidflake.NullID{Valid: true}); !errors.Is(err, sqltype.ErrZeroID) {
+		if _, err := db.ExecContext(ctx, `INSERT INTO posts (author_id, title) VALUES ($1, 'bad')`, ulidflake.NullID{Valid: true}); !errors.Is(err, ulidflake.ErrZeroID) {
 			t.Fatalf("valid zero NullID: %v, want ErrZeroID", err)
 		}
 		// NULL into a plain ID is refused, not read as zero.
 		var id ulidflake.ID
-		if err := db.QueryRowContext(ctx, `SELECT author_id FROM posts WHERE id = $1`, p2).Scan(&id); !errors.Is(err, sqltype.ErrNull) {
+		if err := db.QueryRowContext(ctx, `SELECT author_id FROM posts WHERE id = $1`, p2).Scan(&id); !errors.Is(err, flake.ErrNull) {
 			t.Fatalf("NULL into ID: %v, want ErrNull", err)
 		}
 		end := time.Now()

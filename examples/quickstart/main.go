@@ -130,16 +130,9 @@ func run(ctx context.Context, w io.Writer, url string) error {
 	}
 
 	// Orders created in a time window, through the primary-key index.
-	lo, err := flake.MinID(window[0])
-	if err != nil {
-		return err
-	}
-	hi, err := flake.MinID(window[1])
-	if err != nil {
-		return err
-	}
+	lo, hi := ulidflake.MinID(window[0]), ulidflake.MinID(window[1])
 	var inWindow []Order
-	if err := db.Where("id >= ? AND id < ?", ulidflake.ID(lo), ulidflake.ID(hi)).Order("id").Find(&inWindow).Error; err != nil {
+	if err := db.Where("id >= ? AND id < ?", lo, hi).Order("id").Find(&inWindow).Error; err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\norders created between %s and %s (WHERE id >= %s AND id < %s):\n",

@@ -20,7 +20,6 @@ import (
 	"github.com/ulidflake/ulidflake/examples/sqlc/dbstd"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 	"github.com/ulidflake/ulidflake/pgxtype"
-	"github.com/ulidflake/ulidflake/sqltype"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m, pgtest.Migrated) }
@@ -180,7 +179,7 @@ func testPgx(t *testing.T, db *pgtest.DB, mode pgx.QueryExecMode) {
 
 	// Never written: the zero ID (refused in Go), a negative one
 	// (refused by the domain).
-	if _, err := q.CreateAuthorWithID(ctx, dbpgx.CreateAuthorWithIDParams{Name: "zero"}); !errors.Is(err, sqltype.ErrZeroID) {
+	if _, err := q.CreateAuthorWithID(ctx, dbpgx.CreateAuthorWithIDParams{Name: "zero"}); !errors.Is(err, ulidflake.ErrZeroID) {
 		t.Fatalf("zero ID: %v, want ErrZeroID", err)
 	}
 	checkDomainRefusesNegative(t, db)
@@ -296,7 +295,7 @@ func testDatabaseSQL(t *testing.T, q *dbstd.Queries) {
 	if err != nil || len(out) != 0 {
 		t.Fatalf("ListPostsBetween(an hour ago) = %+v, %v", out, err)
 	}
-	if _, err := q.CreateAuthorWithID(ctx, dbstd.CreateAuthorWithIDParams{Name: "zero"}); !errors.Is(err, sqltype.ErrZeroID) {
+	if _, err := q.CreateAuthorWithID(ctx, dbstd.CreateAuthorWithIDParams{Name: "zero"}); !errors.Is(err, ulidflake.ErrZeroID) {
 		t.Fatalf("zero ID: %v, want ErrZeroID", err)
 	}
 }

@@ -9,14 +9,14 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"github.com/ulidflake/ulidflake/examples/ent/ent/author"
-	"github.com/ulidflake/ulidflake/sqltype"
+	"github.com/ulidflake/ulidflake/flake"
 )
 
 // Author is the model entity for the Author schema.
 type Author struct {
 	config `json:"-"`
 	// ID of the ent.
-	ID sqltype.ID `json:"id,omitempty"`
+	ID flake.ID `json:"id,omitempty"`
 	// Name holds the value of the "name" field.
 	Name string `json:"name,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
@@ -48,10 +48,10 @@ func (*Author) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
+		case author.FieldID:
+			values[i] = new(flake.ID)
 		case author.FieldName:
 			values[i] = new(sql.NullString)
-		case author.FieldID:
-			values[i] = new(sqltype.ID)
 		default:
 			values[i] = new(sql.UnknownType)
 		}
@@ -68,7 +68,7 @@ func (_m *Author) assignValues(columns []string, values []any) error {
 	for i := range columns {
 		switch columns[i] {
 		case author.FieldID:
-			if value, ok := values[i].(*sqltype.ID); !ok {
+			if value, ok := values[i].(*flake.ID); !ok {
 				return fmt.Errorf("unexpected type %T for field id", values[i])
 			} else if value != nil {
 				_m.ID = *value

@@ -11,7 +11,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/ulidflake/ulidflake/examples/ent/ent/author"
 	"github.com/ulidflake/ulidflake/examples/ent/ent/post"
-	"github.com/ulidflake/ulidflake/sqltype"
+	"github.com/ulidflake/ulidflake/flake"
 )
 
 // AuthorCreate is the builder for creating a Author entity.
@@ -28,20 +28,20 @@ func (_c *AuthorCreate) SetName(v string) *AuthorCreate {
 }
 
 // SetID sets the "id" field.
-func (_c *AuthorCreate) SetID(v sqltype.ID) *AuthorCreate {
+func (_c *AuthorCreate) SetID(v flake.ID) *AuthorCreate {
 	_c.mutation.SetID(v)
 	return _c
 }
 
 // AddPostIDs adds the "posts" edge to the Post entity by IDs.
-func (_c *AuthorCreate) AddPostIDs(ids ...sqltype.ID) *AuthorCreate {
+func (_c *AuthorCreate) AddPostIDs(ids ...flake.ID) *AuthorCreate {
 	_c.mutation.AddPostIDs(ids...)
 	return _c
 }
 
 // AddPosts adds the "posts" edges to the Post entity.
 func (_c *AuthorCreate) AddPosts(v ...*Post) *AuthorCreate {
-	ids := make([]sqltype.ID, len(v))
+	ids := make([]flake.ID, len(v))
 	for i := range v {
 		ids[i] = v[i].ID
 	}
@@ -100,7 +100,7 @@ func (_c *AuthorCreate) sqlSave(ctx context.Context) (*Author, error) {
 		return nil, err
 	}
 	if _spec.ID.Value != nil {
-		if id, ok := _spec.ID.Value.(*sqltype.ID); ok {
+		if id, ok := _spec.ID.Value.(*flake.ID); ok {
 			_node.ID = *id
 		} else if err := _node.ID.Scan(_spec.ID.Value); err != nil {
 			return nil, err

@@ -15,7 +15,7 @@ import (
 	"github.com/ulidflake/ulidflake/examples/ent/ent/author"
 	"github.com/ulidflake/ulidflake/examples/ent/ent/post"
 	"github.com/ulidflake/ulidflake/examples/ent/ent/predicate"
-	"github.com/ulidflake/ulidflake/sqltype"
+	"github.com/ulidflake/ulidflake/flake"
 )
 
 // AuthorQuery is the builder for querying Author entities.
@@ -108,8 +108,8 @@ func (_q *AuthorQuery) FirstX(ctx context.Context) *Author {
 
 // FirstID returns the first Author ID from the query.
 // Returns a *NotFoundError when no Author ID was found.
-func (_q *AuthorQuery) FirstID(ctx context.Context) (id sqltype.ID, err error) {
-	var ids []sqltype.ID
+func (_q *AuthorQuery) FirstID(ctx context.Context) (id flake.ID, err error) {
+	var ids []flake.ID
 	if ids, err = _q.Limit(1).IDs(setContextOp(ctx, _q.ctx, ent.OpQueryFirstID)); err != nil {
 		return
 	}
@@ -121,7 +121,7 @@ func (_q *AuthorQuery) FirstID(ctx context.Context) (id sqltype.ID, err error) {
 }
 
 // FirstIDX is like FirstID, but panics if an error occurs.
-func (_q *AuthorQuery) FirstIDX(ctx context.Context) sqltype.ID {
+func (_q *AuthorQuery) FirstIDX(ctx context.Context) flake.ID {
 	id, err := _q.FirstID(ctx)
 	if err != nil && !IsNotFound(err) {
 		panic(err)
@@ -159,8 +159,8 @@ func (_q *AuthorQuery) OnlyX(ctx context.Context) *Author {
 // OnlyID is like Only, but returns the only Author ID in the query.
 // Returns a *NotSingularError when more than one Author ID is found.
 // Returns a *NotFoundError when no entities are found.
-func (_q *AuthorQuery) OnlyID(ctx context.Context) (id sqltype.ID, err error) {
-	var ids []sqltype.ID
+func (_q *AuthorQuery) OnlyID(ctx context.Context) (id flake.ID, err error) {
+	var ids []flake.ID
 	if ids, err = _q.Limit(2).IDs(setContextOp(ctx, _q.ctx, ent.OpQueryOnlyID)); err != nil {
 		return
 	}
@@ -176,7 +176,7 @@ func (_q *AuthorQuery) OnlyID(ctx context.Context) (id sqltype.ID, err error) {
 }
 
 // OnlyIDX is like OnlyID, but panics if an error occurs.
-func (_q *AuthorQuery) OnlyIDX(ctx context.Context) sqltype.ID {
+func (_q *AuthorQuery) OnlyIDX(ctx context.Context) flake.ID {
 	id, err := _q.OnlyID(ctx)
 	if err != nil {
 		panic(err)
@@ -204,7 +204,7 @@ func (_q *AuthorQuery) AllX(ctx context.Context) []*Author {
 }
 
 // IDs executes the query and returns a list of Author IDs.
-func (_q *AuthorQuery) IDs(ctx context.Context) (ids []sqltype.ID, err error) {
+func (_q *AuthorQuery) IDs(ctx context.Context) (ids []flake.ID, err error) {
 	if _q.ctx.Unique == nil && _q.path != nil {
 		_q.Unique(true)
 	}
@@ -216,7 +216,7 @@ func (_q *AuthorQuery) IDs(ctx context.Context) (ids []sqltype.ID, err error) {
 }
 
 // IDsX is like IDs, but panics if an error occurs.
-func (_q *AuthorQuery) IDsX(ctx context.Context) []sqltype.ID {
+func (_q *AuthorQuery) IDsX(ctx context.Context) []flake.ID {
 	ids, err := _q.IDs(ctx)
 	if err != nil {
 		panic(err)
@@ -406,7 +406,7 @@ func (_q *AuthorQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Autho
 
 func (_q *AuthorQuery) loadPosts(ctx context.Context, query *PostQuery, nodes []*Author, init func(*Author), assign func(*Author, *Post)) error {
 	fks := make([]driver.Value, 0, len(nodes))
-	nodeids := make(map[sqltype.ID]*Author)
+	nodeids := make(map[flake.ID]*Author)
 	for i := range nodes {
 		fks = append(fks, nodes[i].ID)
 		nodeids[nodes[i].ID] = nodes[i]

@@ -13,7 +13,7 @@ import (
 	"github.com/ulidflake/ulidflake/examples/ent/ent/author"
 	"github.com/ulidflake/ulidflake/examples/ent/ent/post"
 	"github.com/ulidflake/ulidflake/examples/ent/ent/predicate"
-	"github.com/ulidflake/ulidflake/sqltype"
+	"github.com/ulidflake/ulidflake/flake"
 )
 
 // AuthorUpdate is the builder for updating Author entities.
@@ -44,14 +44,14 @@ func (_u *AuthorUpdate) SetNillableName(v *string) *AuthorUpdate {
 }
 
 // AddPostIDs adds the "posts" edge to the Post entity by IDs.
-func (_u *AuthorUpdate) AddPostIDs(ids ...sqltype.ID) *AuthorUpdate {
+func (_u *AuthorUpdate) AddPostIDs(ids ...flake.ID) *AuthorUpdate {
 	_u.mutation.AddPostIDs(ids...)
 	return _u
 }
 
 // AddPosts adds the "posts" edges to the Post entity.
 func (_u *AuthorUpdate) AddPosts(v ...*Post) *AuthorUpdate {
-	ids := make([]sqltype.ID, len(v))
+	ids := make([]flake.ID, len(v))
 	for i := range v {
 		ids[i] = v[i].ID
 	}
@@ -70,14 +70,14 @@ func (_u *AuthorUpdate) ClearPosts() *AuthorUpdate {
 }
 
 // RemovePostIDs removes the "posts" edge to Post entities by IDs.
-func (_u *AuthorUpdate) RemovePostIDs(ids ...sqltype.ID) *AuthorUpdate {
+func (_u *AuthorUpdate) RemovePostIDs(ids ...flake.ID) *AuthorUpdate {
 	_u.mutation.RemovePostIDs(ids...)
 	return _u
 }
 
 // RemovePosts removes "posts" edges to Post entities.
 func (_u *AuthorUpdate) RemovePosts(v ...*Post) *AuthorUpdate {
-	ids := make([]sqltype.ID, len(v))
+	ids := make([]flake.ID, len(v))
 	for i := range v {
 		ids[i] = v[i].ID
 	}
@@ -203,14 +203,14 @@ func (_u *AuthorUpdateOne) SetNillableName(v *string) *AuthorUpdateOne {
 }
 
 // AddPostIDs adds the "posts" edge to the Post entity by IDs.
-func (_u *AuthorUpdateOne) AddPostIDs(ids ...sqltype.ID) *AuthorUpdateOne {
+func (_u *AuthorUpdateOne) AddPostIDs(ids ...flake.ID) *AuthorUpdateOne {
 	_u.mutation.AddPostIDs(ids...)
 	return _u
 }
 
 // AddPosts adds the "posts" edges to the Post entity.
 func (_u *AuthorUpdateOne) AddPosts(v ...*Post) *AuthorUpdateOne {
-	ids := make([]sqltype.ID, len(v))
+	ids := make([]flake.ID, len(v))
 	for i := range v {
 		ids[i] = v[i].ID
 	}
@@ -229,14 +229,14 @@ func (_u *AuthorUpdateOne) ClearPosts() *AuthorUpdateOne {
 }
 
 // RemovePostIDs removes the "posts" edge to Post entities by IDs.
-func (_u *AuthorUpdateOne) RemovePostIDs(ids ...sqltype.ID) *AuthorUpdateOne {
+func (_u *AuthorUpdateOne) RemovePostIDs(ids ...flake.ID) *AuthorUpdateOne {
 	_u.mutation.RemovePostIDs(ids...)
 	return _u
 }
 
 // RemovePosts removes "posts" edges to Post entities.
 func (_u *AuthorUpdateOne) RemovePosts(v ...*Post) *AuthorUpdateOne {
-	ids := make([]sqltype.ID, len(v))
+	ids := make([]flake.ID, len(v))
 	for i := range v {
 		ids[i] = v[i].ID
 	}

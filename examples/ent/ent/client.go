@@ -10,7 +10,7 @@ import (
 	"reflect"
 
 	"github.com/ulidflake/ulidflake/examples/ent/ent/migrate"
-	"github.com/ulidflake/ulidflake/sqltype"
+	"github.com/ulidflake/ulidflake/flake"
 
 	"entgo.io/ent"
 	"entgo.io/ent/dialect"
@@ -269,7 +269,7 @@ func (c *AuthorClient) UpdateOne(_m *Author) *AuthorUpdateOne {
 }
 
 // UpdateOneID returns an update builder for the given id.
-func (c *AuthorClient) UpdateOneID(id sqltype.ID) *AuthorUpdateOne {
+func (c *AuthorClient) UpdateOneID(id flake.ID) *AuthorUpdateOne {
 	mutation := newAuthorMutation(c.config, OpUpdateOne, withAuthorID(id))
 	return &AuthorUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
 }
@@ -286,7 +286,7 @@ func (c *AuthorClient) DeleteOne(_m *Author) *AuthorDeleteOne {
 }
 
 // DeleteOneID returns a builder for deleting the given entity by its id.
-func (c *AuthorClient) DeleteOneID(id sqltype.ID) *AuthorDeleteOne {
+func (c *AuthorClient) DeleteOneID(id flake.ID) *AuthorDeleteOne {
 	builder := c.Delete().Where(author.ID(id))
 	builder.mutation.id = &id
 	builder.mutation.op = OpDeleteOne
@@ -303,12 +303,12 @@ func (c *AuthorClient) Query() *AuthorQuery {
 }
 
 // Get returns a Author entity by its id.
-func (c *AuthorClient) Get(ctx context.Context, id sqltype.ID) (*Author, error) {
+func (c *AuthorClient) Get(ctx context.Context, id flake.ID) (*Author, error) {
 	return c.Query().Where(author.ID(id)).Only(ctx)
 }
 
 // GetX is like Get, but panics if an error occurs.
-func (c *AuthorClient) GetX(ctx context.Context, id sqltype.ID) *Author {
+func (c *AuthorClient) GetX(ctx context.Context, id flake.ID) *Author {
 	obj, err := c.Get(ctx, id)
 	if err != nil {
 		panic(err)
@@ -418,7 +418,7 @@ func (c *PostClient) UpdateOne(_m *Post) *PostUpdateOne {
 }
 
 // UpdateOneID returns an update builder for the given id.
-func (c *PostClient) UpdateOneID(id sqltype.ID) *PostUpdateOne {
+func (c *PostClient) UpdateOneID(id flake.ID) *PostUpdateOne {
 	mutation := newPostMutation(c.config, OpUpdateOne, withPostID(id))
 	return &PostUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
 }
@@ -435,7 +435,7 @@ func (c *PostClient) DeleteOne(_m *Post) *PostDeleteOne {
 }
 
 // DeleteOneID returns a builder for deleting the given entity by its id.
-func (c *PostClient) DeleteOneID(id sqltype.ID) *PostDeleteOne {
+func (c *PostClient) DeleteOneID(id flake.ID) *PostDeleteOne {
 	builder := c.Delete().Where(post.ID(id))
 	builder.mutation.id = &id
 	builder.mutation.op = OpDeleteOne
@@ -452,12 +452,12 @@ func (c *PostClient) Query() *PostQuery {
 }
 
 // Get returns a Post entity by its id.
-func (c *PostClient) Get(ctx context.Context, id sqltype.ID) (*Post, error) {
+func (c *PostClient) Get(ctx context.Context, id flake.ID) (*Post, error) {
 	return c.Query().Where(post.ID(id)).Only(ctx)
 }
 
 // GetX is like Get, but panics if an error occurs.
-func (c *PostClient) GetX(ctx context.Context, id sqltype.ID) *Post {
+func (c *PostClient) GetX(ctx context.Context, id flake.ID) *Post {
 	obj, err := c.Get(ctx, id)
 	if err != nil {
 		panic(err)

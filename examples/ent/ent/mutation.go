@@ -13,7 +13,7 @@ import (
 	"github.com/ulidflake/ulidflake/examples/ent/ent/author"
 	"github.com/ulidflake/ulidflake/examples/ent/ent/post"
 	"github.com/ulidflake/ulidflake/examples/ent/ent/predicate"
-	"github.com/ulidflake/ulidflake/sqltype"
+	"github.com/ulidflake/ulidflake/flake"
 )
 
 const (
@@ -34,11 +34,11 @@ type AuthorMutation struct {
 	config
 	op            Op
 	typ           string
-	id            *sqltype.ID
+	id            *flake.ID
 	name          *string
 	clearedFields map[string]struct{}
-	posts         map[sqltype.ID]struct{}
-	removedposts  map[sqltype.ID]struct{}
+	posts         map[flake.ID]struct{}
+	removedposts  map[flake.ID]struct{}
 	clearedposts  bool
 	done          bool
 	oldValue      func(context.Context) (*Author, error)
@@ -65,7 +65,7 @@ func newAuthorMutation(c config, op Op, opts ...authorOption) *AuthorMutation {
 }
 
 // withAuthorID sets the ID field of the mutation.
-func withAuthorID(id sqltype.ID) authorOption {
+func withAuthorID(id flake.ID) authorOption {
 	return func(m *AuthorMutation) {
 		var (
 			err   error
@@ -117,13 +117,13 @@ func (m AuthorMutation) Tx() (*Tx, error) {
 
 // SetID sets the value of the id field. Note that this
 // operation is only accepted on creation of Author entities.
-func (m *AuthorMutation) SetID(id sqltype.ID) {
+func (m *AuthorMutation) SetID(id flake.ID) {
 	m.id = &id
 }
 
 // ID returns the ID value in the mutation. Note that the ID is only available
 // if it was provided to the builder or after it was returned from the database.
-func (m *AuthorMutation) ID() (id sqltype.ID, exists bool) {
+func (m *AuthorMutation) ID() (id flake.ID, exists bool) {
 	if m.id == nil {
 		return
 	}
@@ -134,12 +134,12 @@ func (m *AuthorMutation) ID() (id sqltype.ID, exists bool) {
 // That means, if the mutation is applied within a transaction with an isolation level such
 // as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
 // or updated by the mutation.
-func (m *AuthorMutation) IDs(ctx context.Context) ([]sqltype.ID, error) {
+func (m *AuthorMutation) IDs(ctx context.Context) ([]flake.ID, error) {
 	switch {
 	case m.op.Is(OpUpdateOne | OpDeleteOne):
 		id, exists := m.ID()
 		if exists {
-			return []sqltype.ID{id}, nil
+			return []flake.ID{id}, nil
 		}
 		fallthrough
 	case m.op.Is(OpUpdate | OpDelete):
@@ -186,9 +186,9 @@ func (m *AuthorMutation) ResetName() {
 }
 
 // AddPostIDs adds the "posts" edge to the Post entity by ids.
-func (m *AuthorMutation) AddPostIDs(ids ...sqltype.ID) {
+func (m *AuthorMutation) AddPostIDs(ids ...flake.ID) {
 	if m.posts == nil {
-		m.posts = make(map[sqltype.ID]struct{})
+		m.posts = make(map[flake.ID]struct{})
 	}
 	for i := range ids {
 		m.posts[ids[i]] = struct{}{}
@@ -206,9 +206,9 @@ func (m *AuthorMutation) PostsCleared() bool {
 }
 
 // RemovePostIDs removes the "posts" edge to the Post entity by IDs.
-func (m *AuthorMutation) RemovePostIDs(ids ...sqltype.ID) {
+func (m *AuthorMutation) RemovePostIDs(ids ...flake.ID) {
 	if m.removedposts == nil {
-		m.removedposts = make(map[sqltype.ID]struct{})
+		m.removedposts = make(map[flake.ID]struct{})
 	}
 	for i := range ids {
 		delete(m.posts, ids[i])
@@ -217,7 +217,7 @@ func (m *AuthorMutation) RemovePostIDs(ids ...sqltype.ID) {
 }
 
 // RemovedPosts returns the removed IDs of the "posts" edge to the Post entity.
-func (m *AuthorMutation) RemovedPostsIDs() (ids []sqltype.ID) {
+func (m *AuthorMutation) RemovedPostsIDs() (ids []flake.ID) {
 	for id := range m.removedposts {
 		ids = append(ids, id)
 	}
@@ -225,7 +225,7 @@ func (m *AuthorMutation) RemovedPostsIDs() (ids []sqltype.ID) {
 }
 
 // PostsIDs returns the "posts" edge IDs in the mutation.
-func (m *AuthorMutation) PostsIDs() (ids []sqltype.ID) {
+func (m *AuthorMutation) PostsIDs() (ids []flake.ID) {
 	for id := range m.posts {
 		ids = append(ids, id)
 	}
@@ -459,10 +459,10 @@ type PostMutation struct {
 	config
 	op            Op
 	typ           string
-	id            *sqltype.ID
+	id            *flake.ID
 	title         *string
 	clearedFields map[string]struct{}
-	author        *sqltype.ID
+	author        *flake.ID
 	clearedauthor bool
 	done          bool
 	oldValue      func(context.Context) (*Post, error)
@@ -489,7 +489,7 @@ func newPostMutation(c config, op Op, opts ...postOption) *PostMutation {
 }
 
 // withPostID sets the ID field of the mutation.
-func withPostID(id sqltype.ID) postOption {
+func withPostID(id flake.ID) postOption {
 	return func(m *PostMutation) {
 		var (
 			err   error
@@ -541,13 +541,13 @@ func (m PostMutation) Tx() (*Tx, error) {
 
 // SetID sets the value of the id field. Note that this
 // operation is only accepted on creation of Post entities.
-func (m *PostMutation) SetID(id sqltype.ID) {
+func (m *PostMutation) SetID(id flake.ID) {
 	m.id = &id
 }
 
 // ID returns the ID value in the mutation. Note that the ID is only available
 // if it was provided to the builder or after it was returned from the database.
-func (m *PostMutation) ID() (id sqltype.ID, exists bool) {
+func (m *PostMutation) ID() (id flake.ID, exists bool) {
 	if m.id == nil {
 		return
 	}
@@ -558,12 +558,12 @@ func (m *PostMutation) ID() (id sqltype.ID, exists bool) {
 // That means, if the mutation is applied within a transaction with an isolation level such
 // as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
 // or updated by the mutation.
-func (m *PostMutation) IDs(ctx context.Context) ([]sqltype.ID, error) {
+func (m *PostMutation) IDs(ctx context.Context) ([]flake.ID, error) {
 	switch {
 	case m.op.Is(OpUpdateOne | OpDeleteOne):
 		id, exists := m.ID()
 		if exists {
-			return []sqltype.ID{id}, nil
+			return []flake.ID{id}, nil
 		}
 		fallthrough
 	case m.op.Is(OpUpdate | OpDelete):
@@ -610,12 +610,12 @@ func (m *PostMutation) ResetTitle() {
 }
 
 // SetAuthorID sets the "author_id" field.
-func (m *PostMutation) SetAuthorID(s sqltype.ID) {
-	m.author = &s
+func (m *PostMutation) SetAuthorID(f flake.ID) {
+	m.author = &f
 }
 
 // AuthorID returns the value of the "author_id" field in the mutation.
-func (m *PostMutation) AuthorID() (r sqltype.ID, exists bool) {
+func (m *PostMutation) AuthorID() (r flake.ID, exists bool) {
 	v := m.author
 	if v == nil {
 		return
@@ -626,7 +626,7 @@ func (m *PostMutation) AuthorID() (r sqltype.ID, exists bool) {
 // OldAuthorID returns the old "author_id" field's value of the Post entity.
 // If the Post object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *PostMutation) OldAuthorID(ctx context.Context) (v *sqltype.ID, err error) {
+func (m *PostMutation) OldAuthorID(ctx context.Context) (v *flake.ID, err error) {
 	if !m.op.Is(OpUpdateOne) {
 		return v, errors.New("OldAuthorID is only allowed on UpdateOne operations")
 	}
@@ -672,7 +672,7 @@ func (m *PostMutation) AuthorCleared() bool {
 // AuthorIDs returns the "author" edge IDs in the mutation.
 // Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
 // AuthorID instead. It exists only for internal usage by the builders.
-func (m *PostMutation) AuthorIDs() (ids []sqltype.ID) {
+func (m *PostMutation) AuthorIDs() (ids []flake.ID) {
 	if id := m.author; id != nil {
 		ids = append(ids, *id)
 	}
@@ -768,7 +768,7 @@ func (m *PostMutation) SetField(name string, value ent.Value) error {
 		m.SetTitle(v)
 		return nil
 	case post.FieldAuthorID:
-		v, ok := value.(sqltype.ID)
+		v, ok := value.(flake.ID)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}

@@ -10,18 +10,18 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/ulidflake/ulidflake/examples/ent/ent/author"
 	"github.com/ulidflake/ulidflake/examples/ent/ent/post"
-	"github.com/ulidflake/ulidflake/sqltype"
+	"github.com/ulidflake/ulidflake/flake"
 )
 
 // Post is the model entity for the Post schema.
 type Post struct {
 	config `json:"-"`
 	// ID of the ent.
-	ID sqltype.ID `json:"id,omitempty"`
+	ID flake.ID `json:"id,omitempty"`
 	// Title holds the value of the "title" field.
 	Title string `json:"title,omitempty"`
 	// AuthorID holds the value of the "author_id" field.
-	AuthorID *sqltype.ID `json:"author_id,omitempty"`
+	AuthorID *flake.ID `json:"author_id,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the PostQuery when eager-loading is set.
 	Edges        PostEdges `json:"edges"`
@@ -54,11 +54,11 @@ func (*Post) scanValues(columns []string) ([]any, error) {
 	for i := range columns {
 		switch columns[i] {
 		case post.FieldAuthorID:
-			values[i] = &sql.NullScanner{S: new(sqltype.ID)}
+			values[i] = &sql.NullScanner{S: new(flake.ID)}
+		case post.FieldID:
+			values[i] = new(flake.ID)
 		case post.FieldTitle:
 			values[i] = new(sql.NullString)
-		case post.FieldID:
-			values[i] = new(sqltype.ID)
 		default:
 			values[i] = new(sql.UnknownType)
 		}
@@ -75,7 +75,7 @@ func (_m *Post) assignValues(columns []string, values []any) error {
 	for i := range columns {
 		switch columns[i] {
 		case post.FieldID:
-			if value, ok := values[i].(*sqltype.ID); !ok {
+			if value, ok := values[i].(*flake.ID); !ok {
 				return fmt.Errorf("unexpected type %T for field id", values[i])
 			} else if value != nil {
 				_m.ID = *value
@@ -90,8 +90,8 @@ func (_m *Post) assignValues(columns []string, values []any) error {
 			if value, ok := values[i].(*sql.NullScanner); !ok {
 				return fmt.Errorf("unexpected type %T for field author_id", values[i])
 			} else if value.Valid {
-				_m.AuthorID = new(sqltype.ID)
-				*_m.AuthorID = *value.S.(*sqltype.ID)
+				_m.AuthorID = new(flake.ID)
+				*_m.AuthorID = *value.S.(*flake.ID)
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])

@@ -11,7 +11,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/ulidflake/ulidflake/examples/ent/ent/author"
 	"github.com/ulidflake/ulidflake/examples/ent/ent/post"
-	"github.com/ulidflake/ulidflake/sqltype"
+	"github.com/ulidflake/ulidflake/flake"
 )
 
 // PostCreate is the builder for creating a Post entity.
@@ -28,13 +28,13 @@ func (_c *PostCreate) SetTitle(v string) *PostCreate {
 }
 
 // SetAuthorID sets the "author_id" field.
-func (_c *PostCreate) SetAuthorID(v sqltype.ID) *PostCreate {
+func (_c *PostCreate) SetAuthorID(v flake.ID) *PostCreate {
 	_c.mutation.SetAuthorID(v)
 	return _c
 }
 
 // SetNillableAuthorID sets the "author_id" field if the given value is not nil.
-func (_c *PostCreate) SetNillableAuthorID(v *sqltype.ID) *PostCreate {
+func (_c *PostCreate) SetNillableAuthorID(v *flake.ID) *PostCreate {
 	if v != nil {
 		_c.SetAuthorID(*v)
 	}
@@ -42,7 +42,7 @@ func (_c *PostCreate) SetNillableAuthorID(v *sqltype.ID) *PostCreate {
 }
 
 // SetID sets the "id" field.
-func (_c *PostCreate) SetID(v sqltype.ID) *PostCreate {
+func (_c *PostCreate) SetID(v flake.ID) *PostCreate {
 	_c.mutation.SetID(v)
 	return _c
 }
@@ -104,7 +104,7 @@ func (_c *PostCreate) sqlSave(ctx context.Context) (*Post, error) {
 		return nil, err
 	}
 	if _spec.ID.Value != nil {
-		if id, ok := _spec.ID.Value.(*sqltype.ID); ok {
+		if id, ok := _spec.ID.Value.(*flake.ID); ok {
 			_node.ID = *id
 		} else if err := _node.ID.Scan(_spec.ID.Value); err != nil {
 			return nil, err

@@ -14,7 +14,7 @@ import (
 	"github.com/ulidflake/ulidflake/examples/ent/ent/author"
 	"github.com/ulidflake/ulidflake/examples/ent/ent/post"
 	"github.com/ulidflake/ulidflake/examples/ent/ent/predicate"
-	"github.com/ulidflake/ulidflake/sqltype"
+	"github.com/ulidflake/ulidflake/flake"
 )
 
 // PostQuery is the builder for querying Post entities.
@@ -107,8 +107,8 @@ func (_q *PostQuery) FirstX(ctx context.Context) *Post {
 
 // FirstID returns the first Post ID from the query.
 // Returns a *NotFoundError when no Post ID was found.
-func (_q *PostQuery) FirstID(ctx context.Context) (id sqltype.ID, err error) {
-	var ids []sqltype.ID
+func (_q *PostQuery) FirstID(ctx context.Context) (id flake.ID, err error) {
+	var ids []flake.ID
 	if ids, err = _q.Limit(1).IDs(setContextOp(ctx, _q.ctx, ent.OpQueryFirstID)); err != nil {
 		return
 	}
@@ -120,7 +120,7 @@ func (_q *PostQuery) FirstID(ctx context.Context) (id sqltype.ID, err error) {
 }
 
 // FirstIDX is like FirstID, but panics if an error occurs.
-func (_q *PostQuery) FirstIDX(ctx context.Context) sqltype.ID {
+func (_q *PostQuery) FirstIDX(ctx context.Context) flake.ID {
 	id, err := _q.FirstID(ctx)
 	if err != nil && !IsNotFound(err) {
 		panic(err)
@@ -158,8 +158,8 @@ func (_q *PostQuery) OnlyX(ctx context.Context) *Post {
 // OnlyID is like Only, but returns the only Post ID in the query.
 // Returns a *NotSingularError when more than one Post ID is found.
 // Returns a *NotFoundError when no entities are found.
-func (_q *PostQuery) OnlyID(ctx context.Context) (id sqltype.ID, err error) {
-	var ids []sqltype.ID
+func (_q *PostQuery) OnlyID(ctx context.Context) (id flake.ID, err error) {
+	var ids []flake.ID
 	if ids, err = _q.Limit(2).IDs(setContextOp(ctx, _q.ctx, ent.OpQueryOnlyID)); err != nil {
 		return
 	}
@@ -175,7 +175,7 @@ func (_q *PostQuery) OnlyID(ctx context.Context) (id sqltype.ID, err error) {
 }
 
 // OnlyIDX is like OnlyID, but panics if an error occurs.
-func (_q *PostQuery) OnlyIDX(ctx context.Context) sqltype.ID {
+func (_q *PostQuery) OnlyIDX(ctx context.Context) flake.ID {
 	id, err := _q.OnlyID(ctx)
 	if err != nil {
 		panic(err)
@@ -203,7 +203,7 @@ func (_q *PostQuery) AllX(ctx context.Context) []*Post {
 }
 
 // IDs executes the query and returns a list of Post IDs.
-func (_q *PostQuery) IDs(ctx context.Context) (ids []sqltype.ID, err error) {
+func (_q *PostQuery) IDs(ctx context.Context) (ids []flake.ID, err error) {
 	if _q.ctx.Unique == nil && _q.path != nil {
 		_q.Unique(true)
 	}
@@ -215,7 +215,7 @@ func (_q *PostQuery) IDs(ctx context.Context) (ids []sqltype.ID, err error) {
 }
 
 // IDsX is like IDs, but panics if an error occurs.
-func (_q *PostQuery) IDsX(ctx context.Context) []sqltype.ID {
+func (_q *PostQuery) IDsX(ctx context.Context) []flake.ID {
 	ids, err := _q.IDs(ctx)
 	if err != nil {
 		panic(err)
@@ -403,8 +403,8 @@ func (_q *PostQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Post, e
 }
 
 func (_q *PostQuery) loadAuthor(ctx context.Context, query *AuthorQuery, nodes []*Post, init func(*Post), assign func(*Post, *Author)) error {
-	ids := make([]sqltype.ID, 0, len(nodes))
-	nodeids := make(map[sqltype.ID][]*Post)
+	ids := make([]flake.ID, 0, len(nodes))
+	nodeids := make(map[flake.ID][]*Post)
 	for i := range nodes {
 		if nodes[i].AuthorID == nil {
 			continue

@@ -13,7 +13,7 @@ import (
 	"github.com/ulidflake/ulidflake/examples/ent/ent/author"
 	"github.com/ulidflake/ulidflake/examples/ent/ent/post"
 	"github.com/ulidflake/ulidflake/examples/ent/ent/predicate"
-	"github.com/ulidflake/ulidflake/sqltype"
+	"github.com/ulidflake/ulidflake/flake"
 )
 
 // PostUpdate is the builder for updating Post entities.
@@ -44,13 +44,13 @@ func (_u *PostUpdate) SetNillableTitle(v *string) *PostUpdate {
 }
 
 // SetAuthorID sets the "author_id" field.
-func (_u *PostUpdate) SetAuthorID(v sqltype.ID) *PostUpdate {
+func (_u *PostUpdate) SetAuthorID(v flake.ID) *PostUpdate {
 	_u.mutation.SetAuthorID(v)
 	return _u
 }
 
 // SetNillableAuthorID sets the "author_id" field if the given value is not nil.
-func (_u *PostUpdate) SetNillableAuthorID(v *sqltype.ID) *PostUpdate {
+func (_u *PostUpdate) SetNillableAuthorID(v *flake.ID) *PostUpdate {
 	if v != nil {
 		_u.SetAuthorID(*v)
 	}
@@ -182,13 +182,13 @@ func (_u *PostUpdateOne) SetNillableTitle(v *string) *PostUpdateOne {
 }
 
 // SetAuthorID sets the "author_id" field.
-func (_u *PostUpdateOne) SetAuthorID(v sqltype.ID) *PostUpdateOne {
+func (_u *PostUpdateOne) SetAuthorID(v flake.ID) *PostUpdateOne {
 	_u.mutation.SetAuthorID(v)
 	return _u
 }
 
 // SetNillableAuthorID sets the "author_id" field if the given value is not nil.
-func (_u *PostUpdateOne) SetNillableAuthorID(v *sqltype.ID) *PostUpdateOne {
+func (_u *PostUpdateOne) SetNillableAuthorID(v *flake.ID) *PostUpdateOne {
 	if v != nil {
 		_u.SetAuthorID(*v)
 	}

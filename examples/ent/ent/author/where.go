@@ -6,51 +6,51 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/ulidflake/ulidflake/examples/ent/ent/predicate"
-	"github.com/ulidflake/ulidflake/sqltype"
+	"github.com/ulidflake/ulidflake/flake"
 )
 
 // ID filters vertices based on their ID field.
-func ID(id sqltype.ID) predicate.Author {
+func ID(id flake.ID) predicate.Author {
 	return predicate.Author(sql.FieldEQ(FieldID, id))
 }
 
 // IDEQ applies the EQ predicate on the ID field.
-func IDEQ(id sqltype.ID) predicate.Author {
+func IDEQ(id flake.ID) predicate.Author {
 	return predicate.Author(sql.FieldEQ(FieldID, id))
 }
 
 // IDNEQ applies the NEQ predicate on the ID field.
-func IDNEQ(id sqltype.ID) predicate.Author {
+func IDNEQ(id flake.ID) predicate.Author {
 	return predicate.Author(sql.FieldNEQ(FieldID, id))
 }
 
 // IDIn applies the In predicate on the ID field.
-func IDIn(ids ...sqltype.ID) predicate.Author {
+func IDIn(ids ...flake.ID) predicate.Author {
 	return predicate.Author(sql.FieldIn(FieldID, ids...))
 }
 
 // IDNotIn applies the NotIn predicate on the ID field.
-func IDNotIn(ids ...sqltype.ID) predicate.Author {
+func IDNotIn(ids ...flake.ID) predicate.Author {
 	return predicate.Author(sql.FieldNotIn(FieldID, ids...))
 }
 
 // IDGT applies the GT predicate on the ID field.
-func IDGT(id sqltype.ID) predicate.Author {
+func IDGT(id flake.ID) predicate.Author {
 	return predicate.Author(sql.FieldGT(FieldID, id))
 }
 
 // IDGTE applies the GTE predicate on the ID field.
-func IDGTE(id sqltype.ID) predicate.Author {
+func IDGTE(id flake.ID) predicate.Author {
 	return predicate.Author(sql.FieldGTE(FieldID, id))
 }
 
 // IDLT applies the LT predicate on the ID field.
-func IDLT(id sqltype.ID) predicate.Author {
+func IDLT(id flake.ID) predicate.Author {
 	return predicate.Author(sql.FieldLT(FieldID, id))
 }
 
 // IDLTE applies the LTE predicate on the ID field.
-func IDLTE(id sqltype.ID) predicate.Author {
+func IDLTE(id flake.ID) predicate.Author {
 	return predicate.Author(sql.FieldLTE(FieldID, id))
 }
 

@@ -6,51 +6,51 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/ulidflake/ulidflake/examples/ent/ent/predicate"
-	"github.com/ulidflake/ulidflake/sqltype"
+	"github.com/ulidflake/ulidflake/flake"
 )
 
 // ID filters vertices based on their ID field.
-func ID(id sqltype.ID) predicate.Post {
+func ID(id flake.ID) predicate.Post {
 	return predicate.Post(sql.FieldEQ(FieldID, id))
 }
 
 // IDEQ applies the EQ predicate on the ID field.
-func IDEQ(id sqltype.ID) predicate.Post {
+func IDEQ(id flake.ID) predicate.Post {
 	return predicate.Post(sql.FieldEQ(FieldID, id))
 }
 
 // IDNEQ applies the NEQ predicate on the ID field.
-func IDNEQ(id sqltype.ID) predicate.Post {
+func IDNEQ(id flake.ID) predicate.Post {
 	return predicate.Post(sql.FieldNEQ(FieldID, id))
 }
 
 // IDIn applies the In predicate on the ID field.
-func IDIn(ids ...sqltype.ID) predicate.Post {
+func IDIn(ids ...flake.ID) predicate.Post {
 	return predicate.Post(sql.FieldIn(FieldID, ids...))
 }
 
 // IDNotIn applies the NotIn predicate on the ID field.
-func IDNotIn(ids ...sqltype.ID) predicate.Post {
+func IDNotIn(ids ...flake.ID) predicate.Post {
 	return predicate.Post(sql.FieldNotIn(FieldID, ids...))
 }
 
 // IDGT applies the GT predicate on the ID field.
-func IDGT(id sqltype.ID) predicate.Post {
+func IDGT(id flake.ID) predicate.Post {
 	return predicate.Post(sql.FieldGT(FieldID, id))
 }
 
 // IDGTE applies the GTE predicate on the ID field.
-func IDGTE(id sqltype.ID) predicate.Post {
+func IDGTE(id flake.ID) predicate.Post {
 	return predicate.Post(sql.FieldGTE(FieldID, id))
 }
 
 // IDLT applies the LT predicate on the ID field.
-func IDLT(id sqltype.ID) predicate.Post {
+func IDLT(id flake.ID) predicate.Post {
 	return predicate.Post(sql.FieldLT(FieldID, id))
 }
 
 // IDLTE applies the LTE predicate on the ID field.
-func IDLTE(id sqltype.ID) predicate.Post {
+func IDLTE(id flake.ID) predicate.Post {
 	return predicate.Post(sql.FieldLTE(FieldID, id))
 }
 
@@ -60,7 +60,7 @@ func Title(v string) predicate.Post {
 }
 
 // AuthorID applies equality check predicate on the "author_id" field. It's identical to AuthorIDEQ.
-func AuthorID(v sqltype.ID) predicate.Post {
+func AuthorID(v flake.ID) predicate.Post {
 	return predicate.Post(sql.FieldEQ(FieldAuthorID, v))
 }
 
@@ -130,22 +130,22 @@ func TitleContainsFold(v string) predicate.Post {
 }
 
 // AuthorIDEQ applies the EQ predicate on the "author_id" field.
-func AuthorIDEQ(v sqltype.ID) predicate.Post {
+func AuthorIDEQ(v flake.ID) predicate.Post {
 	return predicate.Post(sql.FieldEQ(FieldAuthorID, v))
 }
 
 // AuthorIDNEQ applies the NEQ predicate on the "author_id" field.
-func AuthorIDNEQ(v sqltype.ID) predicate.Post {
+func AuthorIDNEQ(v flake.ID) predicate.Post {
 	return predicate.Post(sql.FieldNEQ(FieldAuthorID, v))
 }
 
 // AuthorIDIn applies the In predicate on the "author_id" field.
-func AuthorIDIn(vs ...sqltype.ID) predicate.Post {
+func AuthorIDIn(vs ...flake.ID) predicate.Post {
 	return predicate.Post(sql.FieldIn(FieldAuthorID, vs...))
 }
 
 // AuthorIDNotIn applies the NotIn predicate on the "author_id" field.
-func AuthorIDNotIn(vs ...sqltype.ID) predicate.Post {
+func AuthorIDNotIn(vs ...flake.ID) predicate.Post {
 	return predicate.Post(sql.FieldNotIn(FieldAuthorID, vs...))
 }
 
