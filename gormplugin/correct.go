@@ -21,11 +21,18 @@ const lookUpChunk = 1000
 
 // prepareCorrection makes sure that, after an INSERT with ON CONFLICT, the
 // key in memory of each value is its row's: by RETURNING where it reports
-// every value's row (DO UPDATE without WHERE), else by a look-up in correct.
+// every value's row (DO UPDATE without WHERE), by RETURNING matched to the
+// values by their conflict columns in realign (DO UPDATE with WHERE), else
+// by a look-up in correct.
 func prepareCorrection(db *gorm.DB, pk *schema.Field) {
 	st := db.Statement
 	oc, ok := onConflict(st)
 	if !ok {
+		return
+	}
+	if r, ok := newRealignment(db, oc, pk); ok {
+		st.Settings.Store(realignKey, r)
+		returnColumns(st, append([]*schema.Field{pk}, r.conflict...)...)
 		return
 	}
 	if mustLookUp(db, oc) {
@@ -34,17 +41,7 @@ func prepareCorrection(db *gorm.DB, pk *schema.Field) {
 	}
 	// DO UPDATE: the row that was there keeps its key; RETURNING puts it in
 	// memory, in the order of the values given.
-	c, ok := st.Clauses["RETURNING"]
-	if !ok {
-		st.AddClause(clause.Returning{Columns: []clause.Column{{Name: pk.DBName}}})
-		return
-	}
-	r, _ := c.Expression.(clause.Returning)
-	if len(r.Columns) > 0 && !slices.ContainsFunc(r.Columns, func(c clause.Column) bool { return c.Name == pk.DBName }) {
-		r.Columns = append(r.Columns, clause.Column{Name: pk.DBName})
-		c.Expression = r
-		st.Clauses["RETURNING"] = c
-	}
+	returnColumns(st, pk)
 }
 
 // mustLookUp reports whether, after an INSERT with oc, the plugin must look
@@ -89,6 +86,13 @@ func returning(db *gorm.DB) bool {
 // that are not in the table.
 func (p *Plugin) correct(db *gorm.DB) {
 	st := db.Statement
+	if r := realignmentOf(st); r != nil {
+		st.Settings.Delete(realignKey)
+		if db.Error == nil {
+			r.realign(db)
+		}
+		return
+	}
 	v, ok := st.Settings.LoadAndDelete(correctKey)
 	if !ok || v != st || db.Error != nil {
 		return

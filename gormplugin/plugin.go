@@ -55,8 +55,11 @@
 // create, the key in memory is the key of the row in the database, or zero
 // where the database does not say which row it is. With DO UPDATE the
 // plugin asks for RETURNING of the key (PostgreSQL and SQLite). With DO
-// NOTHING, when fewer rows were written than given, and with DO UPDATE
-// WHERE, whose RETURNING leaves out the rows the WHERE skips, it looks up
+// UPDATE WHERE on conflict columns, whose RETURNING leaves out the rows
+// the WHERE skips, it returns the conflict columns too and gives each
+// struct the key of the row with its conflict columns, or zero when its
+// update was skipped. With DO NOTHING, when fewer rows were written than
+// given, and with DO UPDATE WHERE on maps or a constraint name, it looks up
 // which of the values' keys (as they are after BeforeCreate hooks: made by
 // the plugin, set by the caller or by a hook) are in the table the INSERT
 // wrote to, named as the statement names it (db.Table("shop.accounts"),
@@ -181,6 +184,10 @@ func (p *Plugin) Initialize(db *gorm.DB) error {
 	}
 	wrapSQLite(db)
 	if err := db.Callback().Create().Before("gorm:before_create").Register("ulidflake:fill_ids", p.fill); err != nil {
+		return err
+	}
+	if err := db.Callback().Create().After("gorm:save_before_associations").Before("gorm:create").
+		Register("ulidflake:snapshot", snapshot); err != nil {
 		return err
 	}
 	if err := db.Callback().Create().After("gorm:create").Before("gorm:save_after_associations").
