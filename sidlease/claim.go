@@ -156,6 +156,10 @@ func (l *Lease) take(ctx context.Context) error {
 		l.releaseLogged(sid, token)
 		return fmt.Errorf("sidlease: SID %d of namespace %q: %w", sid, l.namespace, err)
 	}
+	// The clock is past the floor now, but a new generator has made no ID
+	// to stay above when the clock steps back before its first: the lease
+	// keeps the floor and refuses IDs at or below it.
+	l.raiseFloor(floor - 1)
 	return l.prove(ctx, sid, token, gen)
 }
 

@@ -66,7 +66,7 @@ type Lease struct {
 	gen        *flake.Generator
 	validUntil time.Time     // monotonic; zero when not held
 	ceiling    flake.ID      // IDs are below it: set by the last renewal
-	floor      atomic.Int64  // IDs are above it: set when an ID reached the ceiling
+	floor      atomic.Int64  // IDs are above it: set by a claim, and when an ID reached the ceiling
 	ahead      time.Duration // the clock's lead on the server's at the last renewal
 	cause      error         // why the lease is not held, when known
 	ready      chan struct{} // closed while the lease is held
@@ -201,11 +201,7 @@ func (l *Lease) aheadError(ahead time.Duration) error {
 // above every ID returned before (all of them below the ceiling).
 func (l *Lease) below(g *flake.Generator, id, ceiling flake.ID) error {
 	if id >= ceiling {
-		for floor := l.floor.Load(); floor < int64(ceiling)-1; floor = l.floor.Load() {
-			if l.floor.CompareAndSwap(floor, int64(ceiling)-1) {
-				break
-			}
-		}
+		l.raiseFloor(ceiling - 1)
 		g.Reset()
 		return fmt.Errorf("%w: the clock ran ahead of the ceiling the last heartbeat set (%s); the next heartbeat sets a new one",
 			ErrLeaseLost, l.timeOf(ceiling))
@@ -215,6 +211,16 @@ func (l *Lease) below(g *flake.Generator, id, ceiling flake.ID) error {
 			ErrLeaseLost, l.timeOf(flake.ID(floor)))
 	}
 	return nil
+}
+
+// raiseFloor makes every later ID of the lease above f, if f is higher
+// than its floor.
+func (l *Lease) raiseFloor(f flake.ID) {
+	for floor := l.floor.Load(); floor < int64(f); floor = l.floor.Load() {
+		if l.floor.CompareAndSwap(floor, int64(f)) {
+			return
+		}
+	}
 }
 
 // New returns the next ID, scalable with the leased SID. It returns

@@ -93,3 +93,52 @@ func TestSIDLeaseSkewedClocks(t *testing.T) {
 		require.NoError(t, again.Close())
 	})
 }
+
+// A new holder whose clock steps back after its claim, before it made any
+// ID, still mints only above every ID of the previous holder: the claim's
+// floor stays with the lease, not with a generator that has no last ID.
+// The previous holder ran ahead of the server (within MaxClockAhead), the
+// new one steps back further than V plus MaxClockAhead.
+func TestSIDLeaseClockStepsBackBeforeFirstID(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		oneFreeSID(t, db, "stepback")
+		ahead := sidlease.WithGeneratorOptions(flake.WithClock(func() time.Time { return time.Now().Add(sidlease.MaxClockAhead * 8 / 10) }))
+		first, err := sidlease.Acquire(ctx, db.Pool, "stepback", sidlease.WithValidity(testValidity), ahead)
+		require.NoError(t, err)
+		var high ulidflake.ID
+		for deadline := time.Now().Add(300 * time.Millisecond); time.Now().Before(deadline); {
+			id, err := first.NewWait(ctx)
+			require.NoError(t, err)
+			high = max(high, id)
+		}
+		require.NoError(t, first.Close())
+
+		var step atomic.Int64
+		next, err := sidlease.Acquire(ctx, db.Pool, "stepback", sidlease.WithValidity(testValidity),
+			sidlease.WithGeneratorOptions(flake.WithClock(func() time.Time { return time.Now().Add(time.Duration(step.Load())) })))
+		require.NoError(t, err)
+		defer next.Close()
+		step.Store(int64(-(testValidity + 2*sidlease.MaxClockAhead)))
+		refused := 0
+		for deadline := time.Now().Add(500 * time.Millisecond); time.Now().Before(deadline); {
+			id, err := next.New()
+			if errors.Is(err, flake.ErrMonotonicOverflow) {
+				continue
+			}
+			if err != nil {
+				require.ErrorIs(t, err, sidlease.ErrLeaseLost)
+				refused++
+				continue
+			}
+			require.Greater(t, id, high, "an ID at or below one the previous holder made")
+		}
+		require.NotZero(t, refused, "a clock behind the floor was not refused")
+		step.Store(0)
+		id, err := next.NewWait(ctx)
+		require.NoError(t, err)
+		require.Greater(t, id, high)
+	})
+}
