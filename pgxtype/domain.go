@@ -12,9 +12,14 @@ import (
 // connection can see, in any schema, with its array type. format_type names
 // them as the connection's search_path would (schema-qualified when not on
 // it).
-const domainQuery = `SELECT t.oid, format_type(t.oid, NULL), t.typarray, format_type(t.typarray, NULL)
+// Every function and operator is pg_catalog's, with exact argument types,
+// whatever the connection's search_path holds.
+const domainQuery = `SELECT t.oid, pg_catalog.format_type(t.oid, NULL::pg_catalog.int4), t.typarray,
+	pg_catalog.format_type(t.typarray, NULL::pg_catalog.int4)
 FROM pg_catalog.pg_type t
-WHERE t.typname = 'ulid_flake_id' AND t.typtype = 'd' AND t.typbasetype = 'pg_catalog.int8'::regtype`
+WHERE t.typname OPERATOR(pg_catalog.=) 'ulid_flake_id'::pg_catalog.name
+	AND t.typtype OPERATOR(pg_catalog.=) 'd'::pg_catalog."char"
+	AND t.typbasetype OPERATOR(pg_catalog.=) 'pg_catalog.int8'::pg_catalog.regtype::pg_catalog.oid`
 
 // registerDomains registers the domain ulid_flake_id and its array type on
 // conn, with the ID codec, by the OIDs this database gave them. Without it,

@@ -14,20 +14,35 @@ import (
 	"github.com/ulidflake/ulidflake/flake"
 )
 
+// The statements name every function, operator and type that is not a
+// keyword in pg_catalog, with exact argument types: no object on the
+// caller's search_path, nor a search_path that puts pg_catalog after
+// another schema, changes what they run.
+
 // serverMs is the server's clock in Unix ms, in any TimeZone or DateStyle.
-const serverMs = `pg_catalog.floor(EXTRACT(epoch FROM pg_catalog.now()) * 1000)::bigint`
+const serverMs = `pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.now()) OPERATOR(pg_catalog.*) 1000::double precision)::bigint`
+
+// after is a timestamptz expression: now plus the microseconds of a
+// bigint parameter.
+func after(param string) string {
+	return `pg_catalog.now() OPERATOR(pg_catalog.+) (` + param + `::double precision OPERATOR(pg_catalog.*) interval '1 microsecond')`
+}
+
+// heldBy matches the row of namespace $1 and SID $2 that token $3 holds.
+const heldBy = `namespace OPERATOR(pg_catalog.=) $1::pg_catalog.text AND sid OPERATOR(pg_catalog.=) $2::int
+	AND token OPERATOR(pg_catalog.=) $3::bigint`
 
 // setup creates the table if it is missing and the namespace's 32 rows.
 // Both statements are idempotent and safe to run from many instances at
 // once.
 func (l *Lease) setup(ctx context.Context) error {
 	ddl := `CREATE TABLE IF NOT EXISTS ` + l.table + ` (
-	namespace  text        NOT NULL,
-	sid        int         NOT NULL CHECK (sid BETWEEN 0 AND 31),
+	namespace  pg_catalog.text NOT NULL,
+	sid        int         NOT NULL CHECK (sid OPERATOR(pg_catalog.>=) 0 AND sid OPERATOR(pg_catalog.<=) 31),
 	token      bigint      NOT NULL DEFAULT 0,
-	holder     text,
-	acquired_at timestamptz,
-	expires_at timestamptz NOT NULL DEFAULT '-infinity',
+	holder     pg_catalog.text,
+	acquired_at pg_catalog.timestamptz,
+	expires_at pg_catalog.timestamptz NOT NULL DEFAULT '-infinity',
 	minted_below bigint    NOT NULL DEFAULT 0,
 	PRIMARY KEY (namespace, sid))`
 	var exists bool
@@ -45,8 +60,8 @@ func (l *Lease) setup(ctx context.Context) error {
 	// A temporary table (pg_temp first on the search_path) is one table per
 	// connection: every connection would grant every SID.
 	var persistence string
-	if err := l.db.queryRow(ctx, `SELECT c.relpersistence::text FROM pg_catalog.pg_class c
-		WHERE c.oid = pg_catalog.to_regclass($1)`, l.table).Scan(&persistence); err != nil {
+	if err := l.db.queryRow(ctx, `SELECT c.relpersistence::pg_catalog.text FROM pg_catalog.pg_class c
+		WHERE c.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass($1)::pg_catalog.oid`, l.table).Scan(&persistence); err != nil {
 		return l.wrap("reading the lease table", err)
 	}
 	if persistence == "t" {
@@ -56,7 +71,8 @@ func (l *Lease) setup(ctx context.Context) error {
 	// minted_below came with the clock check: add it to a table made before.
 	var hasCeiling bool
 	if err := l.db.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute
-		WHERE attrelid = pg_catalog.to_regclass($1) AND attname = 'minted_below' AND NOT attisdropped)`, l.table).Scan(&hasCeiling); err != nil {
+		WHERE attrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass($1)::pg_catalog.oid
+		AND attname OPERATOR(pg_catalog.=) 'minted_below'::pg_catalog.name AND NOT attisdropped)`, l.table).Scan(&hasCeiling); err != nil {
 		return l.wrap("reading the lease table", err)
 	}
 	if !hasCeiling {
@@ -77,9 +93,10 @@ func (l *Lease) setup(ctx context.Context) error {
 // the same table replicated or from its own.
 func (l *Lease) singleWriter(ctx context.Context) error {
 	var subs string
-	err := l.db.queryRow(ctx, `SELECT coalesce(pg_catalog.string_agg(subname::text, ', '), '')
+	err := l.db.queryRow(ctx, `SELECT coalesce(pg_catalog.string_agg(subname::pg_catalog.text, ', '::pg_catalog.text), '')
 		FROM pg_catalog.pg_subscription
-		WHERE subdbid = (SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())`).Scan(&subs)
+		WHERE subdbid OPERATOR(pg_catalog.=) (SELECT oid FROM pg_catalog.pg_database
+			WHERE datname OPERATOR(pg_catalog.=) pg_catalog.current_database())`).Scan(&subs)
 	if err != nil {
 		return l.wrap("looking for subscriptions", err)
 	}
@@ -131,10 +148,11 @@ func (l *Lease) take(ctx context.Context) error {
 	var sid int
 	var minted, now int64
 	err := l.db.queryRow(ctx, `UPDATE `+l.table+` t
-		SET token = $4, holder = $2, acquired_at = pg_catalog.now(), expires_at = pg_catalog.now() + $3::bigint * interval '1 microsecond'
-		FROM (SELECT sid FROM `+l.table+` WHERE namespace = $1 AND expires_at < pg_catalog.now()
+		SET token = $4, holder = $2, acquired_at = pg_catalog.now(), expires_at = `+after("$3")+`
+		FROM (SELECT sid FROM `+l.table+` WHERE namespace OPERATOR(pg_catalog.=) $1::pg_catalog.text
+			AND expires_at OPERATOR(pg_catalog.<) pg_catalog.now()
 			ORDER BY pg_catalog.random() LIMIT 1 FOR UPDATE SKIP LOCKED) free
-		WHERE t.namespace = $1 AND t.sid = free.sid
+		WHERE t.namespace OPERATOR(pg_catalog.=) $1::pg_catalog.text AND t.sid OPERATOR(pg_catalog.=) free.sid
 		RETURNING t.sid, t.minted_below, `+serverMs, l.namespace, l.holder, (2*l.opts.validity+MaxClockAhead).Microseconds(), token).Scan(&sid, &minted, &now)
 	if errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("%w in namespace %q: all %d are held (see %s)", ErrNoFreeSID, l.namespace, flake.MaxSID+1, l.table)
@@ -228,8 +246,8 @@ func (l *Lease) waitAbove(ctx context.Context, gen *flake.Generator, floor flake
 
 // extend keeps a claim that waits for its floor from expiring for d.
 func (l *Lease) extend(ctx context.Context, sid int, token int64, d time.Duration) error {
-	n, err := l.db.exec(ctx, `UPDATE `+l.table+` SET expires_at = pg_catalog.now() + $4::bigint * interval '1 microsecond'
-		WHERE namespace = $1 AND sid = $2 AND token = $3`, l.namespace, sid, token, d.Microseconds())
+	n, err := l.db.exec(ctx, `UPDATE `+l.table+` SET expires_at = `+after("$4")+`
+		WHERE `+heldBy, l.namespace, sid, token, d.Microseconds())
 	if err != nil {
 		return l.wrap("extending the claim", err)
 	}
@@ -253,9 +271,10 @@ func (l *Lease) renew(ctx context.Context) (bool, error) {
 	ceiling := gen.Ceiling(l.opts.validity)
 	clock := gen.Ceiling(0).Timestamp() - 1 + l.epochMs // Unix ms, as the generator reads its clock
 	var now int64
-	err := l.db.queryRow(ctx, `UPDATE `+l.table+` SET expires_at = pg_catalog.now() + $4::bigint * interval '1 microsecond',
-		minted_below = greatest(minted_below, least($5::bigint, (`+serverMs+` + $6::bigint) * $7::bigint))
-		WHERE namespace = $1 AND sid = $2 AND token = $3 AND expires_at > pg_catalog.now()
+	err := l.db.queryRow(ctx, `UPDATE `+l.table+` SET expires_at = `+after("$4")+`,
+		minted_below = greatest(minted_below, least($5::bigint,
+			(`+serverMs+` OPERATOR(pg_catalog.+) $6::bigint) OPERATOR(pg_catalog.*) $7::bigint))
+		WHERE `+heldBy+` AND expires_at OPERATOR(pg_catalog.>) pg_catalog.now()
 		RETURNING `+serverMs, l.namespace, sid, token, l.opts.validity.Microseconds(),
 		int64(ceiling), l.margin()-l.epochMs, int64(1)<<flake.RandomBits).Scan(&now)
 	if errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows) {
@@ -288,7 +307,7 @@ func (l *Lease) release(sid int, token int64) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, err := l.db.exec(ctx, `UPDATE `+l.table+` SET expires_at = '-infinity', holder = NULL
-		WHERE namespace = $1 AND sid = $2 AND token = $3`, l.namespace, sid, token)
+		WHERE `+heldBy, l.namespace, sid, token)
 	if err != nil {
 		return l.wrap("releasing the SID", err)
 	}

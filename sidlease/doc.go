@@ -136,7 +136,10 @@
 // connection whose standard_conforming_strings is off (a database owner can
 // set that): Acquire then fails with pgx's error, which names the setting,
 // and writes nothing. Every name reaches SQL quoted as an identifier and
-// every value as a parameter, so no setting changes what the SQL means.
+// every value as a parameter; every built-in function, operator and
+// non-keyword type is named in pg_catalog with exact argument types, so no
+// setting, and no object planted on the search_path (even one that puts
+// pg_catalog after another schema), changes what the SQL means.
 //
 // # What an operator sees
 //

@@ -10,8 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -135,6 +137,12 @@ func EmptyDBNamed(t *testing.T, s *pgtest.Server) (*sql.DB, string) {
 // It returns how many it planted.
 func Plant(t *testing.T, ctx context.Context, conn *sql.Conn, role string, ops, funcs []string) int {
 	t.Helper()
+	return PlantTypes(t, ctx, conn, role, ops, funcs, HijackTypes)
+}
+
+// PlantTypes is Plant over the given argument types instead of HijackTypes.
+func PlantTypes(t *testing.T, ctx context.Context, conn *sql.Conn, role string, ops, funcs, types []string) int {
+	t.Helper()
 	exec := func(q string) bool {
 		_, err := conn.ExecContext(ctx, q)
 		return err == nil
@@ -149,9 +157,9 @@ func Plant(t *testing.T, ctx context.Context, conn *sql.Conn, role string, ops, 
 	}
 	n := 0
 	var sigs [][]string // argument type lists
-	for _, a := range HijackTypes {
+	for _, a := range types {
 		sigs = append(sigs, []string{a})
-		for _, b := range HijackTypes {
+		for _, b := range types {
 			sigs = append(sigs, []string{a, b})
 		}
 	}
@@ -194,7 +202,7 @@ func Plant(t *testing.T, ctx context.Context, conn *sql.Conn, role string, ops, 
 	}
 	// Types that are not keywords, as domains whose check records its use.
 	exec(`CREATE FUNCTION public.hijack_type(x text) RETURNS boolean ` + body("a type"))
-	for _, ty := range []string{"text", "timestamptz", "interval", "regclass", "numeric", "name", "oid"} {
+	for _, ty := range []string{"text", "timestamptz", "interval", "regclass", "regtype", "numeric", "name", "oid", "float8", "int4", "int8"} {
 		if exec(fmt.Sprintf(`CREATE DOMAIN public.%s AS pg_catalog.%s CHECK (public.hijack_type(VALUE::pg_catalog.text))`, ty, ty)) {
 			n++
 		}
@@ -202,6 +210,47 @@ func Plant(t *testing.T, ctx context.Context, conn *sql.Conn, role string, ops, 
 	require.True(t, exec(`RESET ROLE`))
 	require.True(t, exec(`RESET search_path`))
 	return n
+}
+
+// NamesUsed returns the pg_catalog operators and functions whose names
+// occur in the SQL of the Go or SQL sources given: the objects to plant
+// hijackers for.
+func NamesUsed(t *testing.T, ctx context.Context, db *sql.DB, sources ...string) (ops, funcs []string) {
+	t.Helper()
+	var src strings.Builder
+	for _, f := range sources {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		src.Write(b)
+	}
+	var words, symbols []string
+	for _, m := range regexp.MustCompile(`\b([a-z_][a-z0-9_]*)\s*\(`).FindAllStringSubmatch(src.String(), -1) {
+		words = append(words, m[1])
+	}
+	for _, m := range regexp.MustCompile(`(?:^|[\s(])([-+*/<>=~!@#%^&|]+)(?:[\s(]|$)`).FindAllStringSubmatch(src.String(), -1) {
+		symbols = append(symbols, m[1])
+	}
+	for _, m := range regexp.MustCompile(`OPERATOR\(pg_catalog\.([^)]+)\)`).FindAllStringSubmatch(src.String(), -1) {
+		symbols = append(symbols, m[1])
+	}
+	query := func(q string, names []string) []string {
+		rows, err := db.QueryContext(ctx, q, names)
+		require.NoError(t, err)
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var s string
+			require.NoError(t, rows.Scan(&s))
+			out = append(out, s)
+		}
+		require.NoError(t, rows.Err())
+		return out
+	}
+	ops = query(`SELECT DISTINCT oprname FROM pg_catalog.pg_operator
+		WHERE oprname = ANY($1::text[]) AND oprnamespace = 'pg_catalog'::regnamespace ORDER BY 1`, symbols)
+	funcs = query(`SELECT DISTINCT proname FROM pg_catalog.pg_proc
+		WHERE proname = ANY($1::text[]) AND pronamespace = 'pg_catalog'::regnamespace ORDER BY 1`, words)
+	return ops, funcs
 }
 
 // QuoteLiteral quotes s as a standard-conforming SQL string literal.
