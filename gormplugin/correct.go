@@ -1,6 +1,7 @@
 package gormplugin
 
 import (
+	"database/sql"
 	"fmt"
 	"reflect"
 	"slices"
@@ -135,17 +136,40 @@ func writtenKeys(db *gorm.DB, pk *schema.Field, keys []any) (map[int64]bool, err
 		if st.TableExpr != nil {
 			q.Statement.TableExpr = st.TableExpr
 		}
-		var found []int64
+		var found []any
 		err := q.Where(clause.IN{Column: clause.Column{Name: pk.DBName}, Values: chunk}).
 			Pluck(pk.DBName, &found).Error
 		if err != nil {
 			return nil, err
 		}
-		for _, id := range found {
+		for _, raw := range found {
+			id, err := scanKey(pk, raw)
+			if err != nil {
+				return nil, err
+			}
 			written[id] = true
 		}
 	}
 	return written, nil
+}
+
+// scanKey reads a key from the database as the key's own type scans it:
+// a TextID key is stored as text.
+func scanKey(pk *schema.Field, raw any) (int64, error) {
+	t := pk.FieldType
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	dst := reflect.New(t)
+	sc, ok := dst.Interface().(sql.Scanner)
+	if !ok {
+		return 0, fmt.Errorf("%s is no sql.Scanner", t)
+	}
+	if err := sc.Scan(raw); err != nil {
+		return 0, err
+	}
+	id, _ := keyInt(dst.Elem().Interface())
+	return id, nil
 }
 
 // keysOf returns the non-zero keys that the values of the statement hold.
@@ -176,7 +200,7 @@ func keyOf(st *gorm.Statement, pk *schema.Field, v reflect.Value) (any, bool) {
 		// A map may hold the key as an ID, an integer or a decimal string.
 		if key, held := mapKey(v, pk); held && present(v, key) {
 			if id, err := heldID(v.MapIndex(key)); err == nil && id != 0 {
-				return int64(id), true
+				return asType(id, pk.FieldType), true // as the column stores it
 			}
 		}
 	}

@@ -37,7 +37,7 @@ var errValidZero = fmt.Errorf("sqltype: NullID{Valid: true} holds the zero ID (f
 
 // Scan implements [sql.Scanner]: NULL makes it not valid; so do a nil
 // *ID and a NullID or *NullID that is not valid. Anything else is scanned
-// as by ID.Scan.
+// as by ID.Scan, and a zero ID (a 0 in the column) is not valid either.
 func (n *NullID) Scan(src any) error {
 	switch s := src.(type) {
 	case NullID:
@@ -63,7 +63,7 @@ func (n *NullID) Scan(src any) error {
 		*n = NullID{}
 		return err
 	}
-	n.Valid = true
+	n.Valid = n.ID != 0 // a 0 in the column is not valid, as from JSON or text
 	return nil
 }
 

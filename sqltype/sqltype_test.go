@@ -257,6 +257,12 @@ func TestNullIDZeroIsNull(t *testing.T) {
 	if err := n.UnmarshalText([]byte("0000000000000")); err != nil || n.Valid {
 		t.Fatalf("text zero: %+v, %v", n, err)
 	}
+	for _, src := range []any{int64(0), "0", []byte("0")} {
+		n := NullID{ID: sample, Valid: true}
+		if err := n.Scan(src); err != nil || n.Valid || n.ID != 0 {
+			t.Fatalf("Scan(%#v): %+v, %v; want not valid", src, n, err)
+		}
+	}
 	_, err := NullID{Valid: true}.Value()
 	if !errors.Is(err, ErrZeroID) || !strings.Contains(err.Error(), "leave Valid false") {
 		t.Fatalf("Value of a valid zero NullID: %v", err)

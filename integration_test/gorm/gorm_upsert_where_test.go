@@ -66,3 +66,38 @@ func TestGormUpsertWhereUpdatesKeepRowKeys(t *testing.T) {
 		require.Empty(t, zero)
 	})
 }
+
+// TextKeyed has a key stored as text.
+type TextKeyed struct {
+	ID    ulidflake.TextID `gorm:"primaryKey"`
+	Email string           `gorm:"uniqueIndex;not null"`
+}
+
+// The look-up after DO NOTHING reads keys of every ID type in the type the
+// column stores: a TextID key (text) from structs and from maps.
+func TestGormUpsertTextKeys(t *testing.T) {
+	t.Parallel()
+	gormRun(t, true, func(t *testing.T, db *gorm.DB) {
+		require.NoError(t, db.AutoMigrate(&TextKeyed{}))
+		a := TextKeyed{Email: "a@example.com"}
+		require.NoError(t, db.Create(&a).Error)
+		batch := []TextKeyed{{Email: "a@example.com"}, {Email: "b@example.com"}}
+		require.NoError(t, db.Clauses(clause.OnConflict{DoNothing: true}).Create(&batch).Error)
+		require.Zero(t, batch[0].ID.ID, "a row not written kept a key")
+		var b TextKeyed
+		require.NoError(t, db.Where("email = ?", "b@example.com").First(&b).Error)
+		require.Equal(t, b.ID, batch[1].ID)
+
+		for _, email := range []string{"a@example.com", "c@example.com"} {
+			m := map[string]any{"email": email}
+			require.NoError(t, db.Model(&TextKeyed{}).Clauses(clause.OnConflict{DoNothing: true}).Create(m).Error)
+			var row TextKeyed
+			require.NoError(t, db.Where("email = ?", email).First(&row).Error)
+			if email == "a@example.com" {
+				require.Zero(t, m["ID"], "a map whose row was not written kept a key")
+			} else {
+				require.Equal(t, row.ID, m["ID"])
+			}
+		}
+	})
+}
