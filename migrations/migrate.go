@@ -32,7 +32,9 @@ func To(v int) Option { return func(o *options) { o.target, o.targetSet = v, tru
 // Down reverts the newest version this build knows, if it is applied, and
 // nothing else: calling it again, or from several processes, does no more.
 // Run it alone: callers that migrate up at the same time undo it.
-// Use [To] to go further down.
+// Use [To] to go further down. Like every step, it reads the version
+// table of the schema it changes: [Schema], else the first schema of the
+// caller's search_path that exists.
 func Down() Option { return func(o *options) { o.down = 1 } }
 
 // DryRun writes the SQL that would run, with the transaction around each
@@ -95,7 +97,7 @@ func migrate(ctx context.Context, db *sql.DB, all []Migration, opts ...Option) (
 	}
 	// The versions as the call starts, without the lock: the plan of a dry
 	// run, and the reference of Down.
-	current, err := currentVersion(ctx, db, table, all, false)
+	current, err := startVersion(ctx, db, o.schema, table, all)
 	if err != nil {
 		return nil, refuseAhead(err, o)
 	}
@@ -136,6 +138,22 @@ func migrate(ctx context.Context, db *sql.DB, all []Migration, opts ...Option) (
 		}
 		steps = append(steps, s)
 	}
+}
+
+// startVersion reads the versions before any step, in a read-only
+// transaction whose search_path is pinned as each step pins it: a Down or
+// a dry run plans from the version table the steps then change, not from
+// another one further along the caller's search_path.
+func startVersion(ctx context.Context, db *sql.DB, schema, table string, all []Migration) (int, error) {
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	if err := pinSchema(ctx, tx, schema); err != nil {
+		return 0, err
+	}
+	return currentVersion(ctx, tx, table, all, false)
 }
 
 // plan lists the steps from version current to target.
