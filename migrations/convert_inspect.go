@@ -94,7 +94,7 @@ func (t *target) resolve(ctx context.Context, tx *sql.Tx, table string) error {
 			JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) p.proowner
 			WHERE p.proname OPERATOR(pg_catalog.=) 'ulid_flake_min'
 			AND p.proargtypes OPERATOR(pg_catalog.=) '1184'::pg_catalog.oidvector
-			AND NOT n.nspname OPERATOR(pg_catalog.~~) 'pg\_temp\_%' AND NOT n.nspname OPERATOR(pg_catalog.~~) 'pg\_toast\_temp\_%'
+			AND NOT n.nspname OPERATOR(pg_catalog.~~) E'pg\\_temp\\_%' AND NOT n.nspname OPERATOR(pg_catalog.~~) E'pg\\_toast\\_temp\\_%'
 			AND (r.rolname OPERATOR(pg_catalog.=) CURRENT_USER OR r.rolsuper)
 			ORDER BY pg_catalog.array_position(pg_catalog.current_schemas(false), n.nspname) NULLS LAST, n.nspname LIMIT 1),
 		(SELECT pg_catalog.string_agg(pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) ' (owner ' OPERATOR(pg_catalog.||)
