@@ -15,6 +15,7 @@ func TestJSONDecimalString(t *testing.T) {
 		{`"16873543940839584"`, `"00EZJCRCB4650"`},
 		{`"1"`, `"0000000000001"`},
 		{`"12345678901234"`, `"0000B79SWWBZJ"`},
+		{`"1687354394083958\u0034"`, `"00EZJCRCB4650"`}, // escaped: the same rule
 	} {
 		var id ID
 		err := json.Unmarshal([]byte(tc.in), &id)

@@ -80,7 +80,11 @@ func (id *ID) UnmarshalJSON(b []byte) error {
 			if json.Unmarshal(b, &str) != nil {
 				return fmt.Errorf("%w: %s is not a valid JSON string", ErrJSON, quote(string(b)))
 			}
-			v, err = Parse(str)
+			if len(str) != EncodedLen && allDigits([]byte(str)) {
+				err = decimalStringError([]byte(str))
+			} else {
+				v, err = Parse(str)
+			}
 		} else if len(s) != EncodedLen && allDigits(s) {
 			err = decimalStringError(s)
 		} else {

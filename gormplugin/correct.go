@@ -82,11 +82,13 @@ func returning(db *gorm.DB) bool {
 	return false
 }
 
-// correct runs after the INSERT of a statement that fill prepared for a
-// look-up: it zeroes the keys, as they are after the BeforeCreate hooks,
-// that are not in the table.
+// correct runs after the INSERT: it names the fields of a zero ID the
+// driver refused, realigns an upsert's returned rows, or, for a statement
+// that fill prepared for a look-up, zeroes the keys (as they are after the
+// BeforeCreate hooks) that are not in the table.
 func (p *Plugin) correct(db *gorm.DB) {
 	st := db.Statement
+	explainZeroID(db)
 	if r := realignmentOf(st); r != nil {
 		st.Settings.Delete(realignKey)
 		if db.Error == nil {

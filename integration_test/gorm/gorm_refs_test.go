@@ -128,7 +128,9 @@ func TestGormManyToManyExistingAssociation(t *testing.T) {
 		// The label given by name only: GORM's DO NOTHING writes no label,
 		// so the join row has no label to point at.
 		b1 := Basket{Code: "b1", Labels: []Label{{Name: "vip"}}}
-		require.ErrorIs(t, db.Create(&b1).Error, ulidflake.ErrZeroID)
+		err := db.Create(&b1).Error
+		require.ErrorIs(t, err, ulidflake.ErrZeroID)
+		require.ErrorContains(t, err, "basket_labels.label_id", "the error names the zero reference")
 		require.Zero(t, count(t, db, `SELECT count(*) FROM baskets WHERE code = 'b1'`), "rolled back")
 		require.Zero(t, count(t, db, `SELECT count(*) FROM basket_labels`))
 
@@ -166,7 +168,9 @@ func TestGormLinkTableCompositeKey(t *testing.T) {
 		o, err := ulidflake.New()
 		require.NoError(t, err)
 
-		require.ErrorIs(t, db.Create(&Favourite{CustomerID: c}).Error, ulidflake.ErrZeroID)
+		err = db.Create(&Favourite{CustomerID: c}).Error
+		require.ErrorIs(t, err, ulidflake.ErrZeroID)
+		require.ErrorContains(t, err, "Favourite.OrderID (favourites.order_id) holds the zero ID")
 		require.ErrorIs(t, db.Create(&[]Favourite{{CustomerID: c, OrderID: o}, {OrderID: o}}).Error, ulidflake.ErrZeroID)
 		require.Error(t, db.Model(&Favourite{}).Create(map[string]any{"CustomerID": c}).Error)
 		require.Zero(t, count(t, db, `SELECT count(*) FROM favourites`))
@@ -186,7 +190,9 @@ func TestGormLinkTableCompositeKey(t *testing.T) {
 func TestGormReferenceKeys(t *testing.T) {
 	t.Parallel()
 	gormRunFK(t, func(t *testing.T, db *gorm.DB, _ bool) {
-		require.ErrorIs(t, db.Create(&Visa{Country: "FR"}).Error, ulidflake.ErrZeroID)
+		err := db.Create(&Visa{Country: "FR"}).Error
+		require.ErrorIs(t, err, ulidflake.ErrZeroID)
+		require.ErrorContains(t, err, "visas.holder_id")
 		v := Visa{Country: "FR", Holder: Holder{Email: "ada@example.com"}}
 		require.NoError(t, db.Create(&v).Error)
 		require.NotZero(t, v.Holder.ID)
