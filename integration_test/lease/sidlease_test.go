@@ -22,9 +22,10 @@ import (
 const testValidity = itest.LeaseValidity
 
 // allocValidity is the validity of tests about which SID a claim gets, not
-// about expiry: long enough that no heartbeat comes late on a busy
-// machine, so that no held SID is free again mid-test.
-const allocValidity = 30 * time.Second
+// about expiry: long enough that no heartbeat (every V/3) comes V late on
+// a busy machine, so that no held SID is free again mid-test, and short
+// enough for the wait of V that every claim makes.
+const allocValidity = 5 * time.Second
 
 // acquireAll takes n leases of ns at once, valid for validity, and returns
 // those that succeeded and the errors of the others.
