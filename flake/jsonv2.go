@@ -8,6 +8,10 @@ import "encoding/json/jsontext"
 // GOEXPERIMENT=jsonv2): the same JSON string as [ID.MarshalJSON], written
 // to enc without allocating.
 func (id ID) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if id < 0 {
+		_, err := id.AppendText(nil) // the error of MarshalJSON
+		return err
+	}
 	var b [EncodedLen + 2]byte
 	b[0], b[len(b)-1] = '"', '"'
 	id.encode((*[EncodedLen]byte)(b[1 : EncodedLen+1]))

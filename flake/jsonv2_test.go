@@ -57,6 +57,15 @@ func TestJSONv2MatchesJSON(t *testing.T) {
 	}
 }
 
+// A negative ID is refused by json/v2 as by encoding/json.
+func TestJSONv2Negative(t *testing.T) {
+	_, e1 := jsonv1.Marshal(ID(-5))
+	_, e2 := json.Marshal(ID(-5))
+	if e1 == nil || e2 == nil || !errors.Is(e2, ErrIntRange) {
+		t.Fatalf("v1 %v, v2 %v", e1, e2)
+	}
+}
+
 // TrustedID keeps its exact integers under json/v2, whose methods
 // promoted from ID would refuse them.
 func TestJSONv2TrustedID(t *testing.T) {

@@ -41,13 +41,13 @@ var errValidZero = fmt.Errorf("sqltype: NullID{Valid: true} holds the zero ID (f
 func (n *NullID) Scan(src any) error {
 	switch s := src.(type) {
 	case NullID:
-		*n = s
+		*n = NullID{ID: s.ID, Valid: s.Valid && s.ID != 0}
 		return nil
 	case *NullID:
 		if s == nil {
 			*n = NullID{}
 		} else {
-			*n = *s
+			*n = NullID{ID: s.ID, Valid: s.Valid && s.ID != 0}
 		}
 		return nil
 	case *flake.ID:

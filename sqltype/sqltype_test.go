@@ -257,7 +257,7 @@ func TestNullIDZeroIsNull(t *testing.T) {
 	if err := n.UnmarshalText([]byte("0000000000000")); err != nil || n.Valid {
 		t.Fatalf("text zero: %+v, %v", n, err)
 	}
-	for _, src := range []any{int64(0), "0", []byte("0")} {
+	for _, src := range []any{int64(0), "0", []byte("0"), NullID{Valid: true}, &NullID{Valid: true}} {
 		n := NullID{ID: sample, Valid: true}
 		if err := n.Scan(src); err != nil || n.Valid || n.ID != 0 {
 			t.Fatalf("Scan(%#v): %+v, %v; want not valid", src, n, err)

@@ -213,3 +213,26 @@ func TestGormReferenceKeys(t *testing.T) {
 		require.Zero(t, count(t, db, `SELECT count(*) FROM bad_lines`)+count(t, db, `SELECT count(*) FROM bad_notes`))
 	})
 }
+
+// Memo has a reference GORM leaves out of the INSERT when zero (it has a
+// default) and a pointer reference.
+type Memo struct {
+	ID       ulidflake.ID
+	AuthorID ulidflake.ID `gorm:"default:null"`
+	EditorID *ulidflake.ID
+}
+
+// The error of a zero reference names the column whose value the driver
+// refused: a pointer to a zero ID, not a zero field left out of the INSERT.
+func TestGormZeroIDErrorNamesTheColumn(t *testing.T) {
+	t.Parallel()
+	gormRun(t, true, func(t *testing.T, db *gorm.DB) {
+		require.NoError(t, db.AutoMigrate(&Memo{}))
+		var zero ulidflake.ID
+		err := db.Create(&Memo{EditorID: &zero}).Error
+		require.ErrorIs(t, err, ulidflake.ErrZeroID)
+		require.ErrorContains(t, err, "Memo.EditorID (memos.editor_id) holds the zero ID")
+		require.NotContains(t, err.Error(), "author_id")
+		require.NoError(t, db.Create(&Memo{}).Error, "a nil pointer is NULL, a zero field with a default is left out")
+	})
+}
