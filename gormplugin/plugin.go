@@ -57,8 +57,9 @@
 // plugin asks for RETURNING of the key (PostgreSQL and SQLite). With DO
 // UPDATE WHERE on conflict columns, whose RETURNING leaves out the rows
 // the WHERE skips, it returns the conflict columns too and gives each
-// struct the key of the row with its conflict columns, or zero when its
-// update was skipped. With DO NOTHING, when fewer rows were written than
+// struct the key of its row (the one carrying the key it sent, else the
+// one with the conflict columns it sent), or zero when its update was
+// skipped or the database does not say which row is its. With DO NOTHING, when fewer rows were written than
 // given, and with DO UPDATE WHERE on maps or a constraint name, it looks up
 // which of the values' keys (as they are after BeforeCreate hooks: made by
 // the plugin, set by the caller or by a hook) are in the table the INSERT

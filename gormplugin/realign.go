@@ -1,6 +1,8 @@
 package gormplugin
 
 import (
+	"context"
+	"database/sql/driver"
 	"fmt"
 	"reflect"
 	"strings"
@@ -119,25 +121,38 @@ func realignmentOf(st *gorm.Statement) *realignment {
 }
 
 // realign runs after the INSERT: GORM scanned its n returned rows into the
-// first n values. It takes the rows out, puts every value back as it was
-// before the INSERT, and gives each value the returned columns of the row
-// with its conflict columns, or a zero key when there is none.
+// first n values. It takes the rows out and puts back the returned fields
+// of those values as the INSERT sent them. Then each value gets the
+// returned columns of its row: the row that carries the key it sent (it
+// inserted it, or updated the row of that key), else the only row with
+// the conflict columns it sent, when no other value sent the same ones.
+// A value with no such row gets a zero key: its update was skipped, or the
+// database does not say which row is its (conflict columns it changed, as
+// citext or a NOCASE collation do; two values with the same ones).
 func (r *realignment) realign(db *gorm.DB) {
 	ctx := r.st.Context
+	sent, ok := r.sentValues()
 	n := min(int(db.RowsAffected), len(r.values))
-	rows := make(map[string]reflect.Value, n)
-	for i := range n {
-		row := reflect.New(r.values[i].Type()).Elem()
-		row.Set(r.values[i])
-		rows[r.conflictKey(row)] = row
+	rows := make([]reflect.Value, n)
+	for i := range rows {
+		rows[i] = reflect.New(r.values[i].Type()).Elem()
+		rows[i].Set(r.values[i])
 	}
 	cols := returnedFields(r.st)
+	for i := range n {
+		r.restore(i, cols, sent)
+	}
+	if !ok {
+		for _, v := range r.values {
+			zeroKey(ctx, r.pk, v)
+		}
+		return
+	}
+	match := r.match(rows, sent)
 	for i, v := range r.values {
-		v.Set(r.before[i])
-		row, ok := rows[r.conflictKey(v)]
+		row, ok := match[i]
 		if !ok {
-			f := r.pk.ReflectValueOf(ctx, v)
-			f.Set(reflect.Zero(f.Type()))
+			zeroKey(ctx, r.pk, v)
 			continue
 		}
 		for _, f := range cols {
@@ -146,19 +161,128 @@ func (r *realignment) realign(db *gorm.DB) {
 	}
 }
 
-// conflictKey returns the conflict columns of struct v as a string that is
-// the same for a value and the row it wrote (times compare at the
-// microseconds PostgreSQL keeps).
-func (r *realignment) conflictKey(v reflect.Value) string {
+// sentValues returns, for each value, the columns the INSERT sent: GORM's
+// VALUES clause, by column name.
+func (r *realignment) sentValues() ([]map[string]any, bool) {
+	values, _ := r.st.Clauses["VALUES"].Expression.(clause.Values)
+	if len(values.Values) != len(r.values) {
+		return nil, false
+	}
+	sent := make([]map[string]any, len(values.Values))
+	for i, row := range values.Values {
+		sent[i] = make(map[string]any, len(values.Columns))
+		for j, c := range values.Columns {
+			if j < len(row) {
+				sent[i][c.Name] = row[j]
+			}
+		}
+	}
+	return sent, true
+}
+
+// restore puts back the returned fields of value i as the INSERT sent
+// them, or as they were before it for those it did not send.
+func (r *realignment) restore(i int, cols []*schema.Field, sent []map[string]any) {
+	ctx := r.st.Context
+	for _, f := range cols {
+		if i < len(sent) {
+			if val, ok := sent[i][f.DBName]; ok && f.Set(ctx, r.values[i], val) == nil {
+				continue
+			}
+		}
+		f.ReflectValueOf(ctx, r.values[i]).Set(f.ReflectValueOf(ctx, r.before[i]))
+	}
+}
+
+// match gives each value its returned row: by the key it sent, then by
+// conflict columns that one value alone sent.
+func (r *realignment) match(rows []reflect.Value, sent []map[string]any) map[int]reflect.Value {
+	ctx := r.st.Context
+	match := map[int]reflect.Value{}
+	byKey := map[int64]int{}
+	for i := range r.values {
+		if id, ok := keyInt(sent[i][r.pk.DBName]); ok && id != 0 {
+			byKey[id] = i
+		}
+	}
+	senders := map[string][]int{}
+	for i := range r.values {
+		if k, ok := r.conflictKey(func(f *schema.Field) any { return sent[i][f.DBName] }); ok {
+			senders[k] = append(senders[k], i)
+		}
+	}
+	for _, row := range rows {
+		val, _ := r.pk.ValueOf(ctx, row)
+		if id, ok := keyInt(val); ok {
+			if i, ok := byKey[id]; ok {
+				match[i] = row
+				continue
+			}
+		}
+		k, ok := r.conflictKey(func(f *schema.Field) any { v, _ := f.ValueOf(ctx, row); return v })
+		if s := senders[k]; ok && len(s) == 1 {
+			if _, taken := match[s[0]]; !taken {
+				match[s[0]] = row
+			}
+		}
+	}
+	return match
+}
+
+// zeroKey sets the key of struct v to zero (nil for a pointer).
+func zeroKey(ctx context.Context, pk *schema.Field, v reflect.Value) {
+	f := pk.ReflectValueOf(ctx, v)
+	f.Set(reflect.Zero(f.Type()))
+}
+
+// conflictKey returns the conflict columns, as value gives them, as a
+// string that is the same for a value sent and the row it wrote: pointers
+// followed, driver values for Valuers, times at the microseconds
+// PostgreSQL keeps. It reports false for a NULL.
+func (r *realignment) conflictKey(value func(*schema.Field) any) (string, bool) {
 	var b strings.Builder
 	for _, f := range r.conflict {
-		val, _ := f.ValueOf(r.st.Context, v)
-		if t, ok := val.(time.Time); ok {
-			val = t.UnixMicro()
+		v, ok := plainValue(value(f))
+		if !ok {
+			return "", false
 		}
-		fmt.Fprintf(&b, "%#v\x00", val)
+		fmt.Fprintf(&b, "%T:%v\x00", v, v)
 	}
-	return b.String()
+	return b.String(), true
+}
+
+// plainValue returns v as a plain value to compare: pointers followed,
+// a Valuer's driver value, a time as its microseconds.
+func plainValue(v any) (any, bool) {
+	for range 4 {
+		rv := reflect.ValueOf(v)
+		switch {
+		case v == nil:
+			return nil, false
+		case rv.Kind() == reflect.Pointer:
+			if rv.IsNil() {
+				return nil, false
+			}
+			v = rv.Elem().Interface()
+			continue
+		}
+		if t, ok := v.(time.Time); ok {
+			return t.Round(time.Microsecond).UnixMicro(), true
+		}
+		if valuer, ok := v.(driver.Valuer); ok {
+			dv, err := valuer.Value()
+			if err != nil {
+				return nil, false
+			}
+			v = dv
+			continue
+		}
+		if b, ok := v.([]byte); ok {
+			return string(b), true
+		}
+		return v, true
+	}
+	return nil, false
 }
 
 // returnedFields returns the fields of the statement's RETURNING clause:

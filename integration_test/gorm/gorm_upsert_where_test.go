@@ -2,6 +2,7 @@ package gorm_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
@@ -98,6 +99,87 @@ func TestGormUpsertTextKeys(t *testing.T) {
 			} else {
 				require.Equal(t, row.ID, m["ID"])
 			}
+		}
+	})
+}
+
+// Models of the realignment tests: fields GORM sets in the INSERT, a
+// pointer conflict column, a conflict column with a default.
+type (
+	Score struct {
+		ID        ulidflake.ID
+		Email     string `gorm:"uniqueIndex;not null"`
+		Points    int
+		Kind      string `gorm:"default:basic"`
+		CreatedAt time.Time
+	}
+	PtrScore struct {
+		ID     ulidflake.ID
+		Email  *string `gorm:"uniqueIndex"`
+		Points int
+	}
+	TenantScore struct {
+		ID     ulidflake.ID
+		Tenant string `gorm:"uniqueIndex:tenant_email;default:main"`
+		Email  string `gorm:"uniqueIndex:tenant_email"`
+		Points int
+	}
+)
+
+// higher updates a conflicting row only when the new points are higher.
+func higher(table string, cols ...string) clause.OnConflict {
+	var cs []clause.Column
+	for _, c := range cols {
+		cs = append(cs, clause.Column{Name: c})
+	}
+	return clause.OnConflict{Columns: cs, DoUpdates: clause.AssignmentColumns([]string{"points"}),
+		Where: clause.Where{Exprs: []clause.Expression{clause.Expr{SQL: "excluded.points > " + table + ".points"}}}}
+}
+
+// The realignment keeps what GORM set in the INSERT (CreatedAt, defaults),
+// matches pointer conflict columns and conflict columns filled from a
+// default, and gives zero, never another value's row, where two values of
+// a batch send the same conflict columns.
+func TestGormUpsertWhereRealignsEveryField(t *testing.T) {
+	t.Parallel()
+	gormRun(t, true, func(t *testing.T, db *gorm.DB) {
+		require.NoError(t, db.AutoMigrate(&Score{}, &PtrScore{}, &TenantScore{}))
+		a := Score{Email: "a", Points: 10}
+		require.NoError(t, db.Create(&a).Error)
+		batch := []Score{{Email: "a", Points: 5}, {Email: "b", Points: 1}, {Email: "a2", Points: 1}}
+		require.NoError(t, db.Clauses(higher("scores", "email")).Create(&batch).Error)
+		require.Zero(t, batch[0].ID)
+		var b Score
+		require.NoError(t, db.Where("email = ?", "b").First(&b).Error)
+		require.Equal(t, b.ID, batch[1].ID)
+		require.Equal(t, "basic", batch[1].Kind, "a default GORM set was lost")
+		require.False(t, batch[1].CreatedAt.IsZero(), "CreatedAt GORM set was lost")
+		require.Equal(t, []string{"a", "b", "a2"}, []string{batch[0].Email, batch[1].Email, batch[2].Email})
+		require.Equal(t, []int{5, 1, 1}, []int{batch[0].Points, batch[1].Points, batch[2].Points})
+
+		email := "p"
+		first := PtrScore{Email: &email, Points: 1}
+		require.NoError(t, db.Clauses(higher("ptr_scores", "email")).Create(&first).Error)
+		require.NotZero(t, first.ID)
+		again := PtrScore{Email: &email, Points: 9}
+		require.NoError(t, db.Clauses(higher("ptr_scores", "email")).Create(&again).Error)
+		require.Equal(t, first.ID, again.ID, "a pointer conflict column did not match")
+
+		tfirst := TenantScore{Email: "t", Points: 1}
+		require.NoError(t, db.Clauses(higher("tenant_scores", "tenant", "email")).Create(&tfirst).Error)
+		require.NotZero(t, tfirst.ID)
+		tagain := []TenantScore{{Email: "t", Points: 9}}
+		require.NoError(t, db.Clauses(higher("tenant_scores", "tenant", "email")).Create(&tagain).Error)
+		require.Equal(t, tfirst.ID, tagain[0].ID, "a conflict column filled from its default did not match")
+
+		if db.Dialector.Name() == "sqlite" { // PostgreSQL refuses one row updated twice in a statement
+			dup := []Score{{Email: "a", Points: 1}, {Email: "c", Points: 1}, {Email: "a", Points: 20}}
+			require.NoError(t, db.Clauses(higher("scores", "email")).Create(&dup).Error)
+			require.Zero(t, dup[0].ID, "a skipped value got the row another value updated")
+			require.Zero(t, dup[2].ID, "two values sent one conflict key: the database does not say which row is whose")
+			var c Score
+			require.NoError(t, db.Where("email = ?", "c").First(&c).Error)
+			require.Equal(t, c.ID, dup[1].ID)
 		}
 	})
 }
