@@ -36,10 +36,7 @@ func Parse(s string) (ID, error) { return parse(s) }
 // and UnmarshalJSON need not copy their input.
 func parse[T string | []byte](s T) (ID, error) {
 	if len(s) != EncodedLen {
-		if allDigits([]byte(string(s))) {
-			return 0, fmt.Errorf("%w: %s is a decimal integer of %d digits: Parse reads the 13-character Base32 form "+
-				"(ParseInt reads decimal)", ErrLength, quote(string(s)), len(s))
-		}
+		// The same message as ulid_flake_decode's (TestSQLMatchesGo).
 		return 0, lengthError(string(s), EncodedLen)
 	}
 	var v uint64
