@@ -212,6 +212,21 @@ func PlantTypes(t *testing.T, ctx context.Context, conn *sql.Conn, role string, 
 	return n
 }
 
+// SQLWords returns the words followed by "(" (function names) and the
+// operator symbols, bare or in OPERATOR(pg_catalog.x), that src holds.
+func SQLWords(src string) (words, symbols []string) {
+	for _, m := range regexp.MustCompile(`\b([a-z_][a-z0-9_]*)\s*\(`).FindAllStringSubmatch(src, -1) {
+		words = append(words, m[1])
+	}
+	for _, m := range regexp.MustCompile(`(?:^|[\s(])([-+*/<>=~!@#%^&|]+)(?:[\s(]|$)`).FindAllStringSubmatch(src, -1) {
+		symbols = append(symbols, m[1])
+	}
+	for _, m := range regexp.MustCompile(`OPERATOR\(pg_catalog\.([^)]+)\)`).FindAllStringSubmatch(src, -1) {
+		symbols = append(symbols, m[1])
+	}
+	return words, symbols
+}
+
 // NamesUsed returns the pg_catalog operators and functions whose names
 // occur in the SQL of the Go or SQL sources given: the objects to plant
 // hijackers for.
@@ -223,16 +238,7 @@ func NamesUsed(t *testing.T, ctx context.Context, db *sql.DB, sources ...string)
 		require.NoError(t, err)
 		src.Write(b)
 	}
-	var words, symbols []string
-	for _, m := range regexp.MustCompile(`\b([a-z_][a-z0-9_]*)\s*\(`).FindAllStringSubmatch(src.String(), -1) {
-		words = append(words, m[1])
-	}
-	for _, m := range regexp.MustCompile(`(?:^|[\s(])([-+*/<>=~!@#%^&|]+)(?:[\s(]|$)`).FindAllStringSubmatch(src.String(), -1) {
-		symbols = append(symbols, m[1])
-	}
-	for _, m := range regexp.MustCompile(`OPERATOR\(pg_catalog\.([^)]+)\)`).FindAllStringSubmatch(src.String(), -1) {
-		symbols = append(symbols, m[1])
-	}
+	words, symbols := SQLWords(src.String())
 	query := func(q string, names []string) []string {
 		rows, err := db.QueryContext(ctx, q, names)
 		require.NoError(t, err)

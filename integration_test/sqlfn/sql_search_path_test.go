@@ -60,16 +60,7 @@ func usedByInstall(t *testing.T, ctx context.Context, db *sql.DB, schema string)
 		require.NoError(t, err)
 		src.Write(b)
 	}
-	var words, symbols []string
-	for _, m := range regexp.MustCompile(`\b([a-z_][a-z0-9_]*)\s*\(`).FindAllStringSubmatch(src.String(), -1) {
-		words = append(words, m[1])
-	}
-	for _, m := range regexp.MustCompile(`(?:^|[\s(])([-+*/<>=~!@#%^&|]+)(?:[\s(]|$)`).FindAllStringSubmatch(src.String(), -1) {
-		symbols = append(symbols, m[1])
-	}
-	for _, m := range regexp.MustCompile(`OPERATOR\(pg_catalog\.([^)]+)\)`).FindAllStringSubmatch(src.String(), -1) {
-		symbols = append(symbols, m[1])
-	}
+	words, symbols := itest.SQLWords(src.String())
 	rows, err := db.QueryContext(ctx, `SELECT DISTINCT oprname FROM pg_catalog.pg_operator
 		WHERE oid = ANY($1::oid[]) OR (oprname = ANY($2::text[]) AND oprnamespace = 'pg_catalog'::regnamespace) ORDER BY 1`, opOIDs, symbols)
 	require.NoError(t, err)
