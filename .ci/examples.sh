@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The example modules (examples/sqlc, ent, bun, libpq) are Go modules of
+# The example modules (examples/sqlc, ent, bun, libpq, openapi) are Go modules of
 # their own, so that the root module gains none of their dependencies; their
 # tests run with every other test in `go test work` (go.work). This checks
-# that the committed generated code of sqlc and ent is what the pinned
+# that the committed generated code of sqlc, ent and oapi-codegen is what the pinned
 # generators make. .ci/run calls it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,5 +35,10 @@ step "examples/ent: generated code up to date (go generate ./ent)"
 uptodate examples/ent
 (cd examples/ent && GOWORK=off go generate ./ent && GOWORK=off go mod tidy)
 uptodate examples/ent
+
+step "examples/openapi: generated code up to date (go generate: oapi-codegen v2.8.2)"
+uptodate examples/openapi
+(cd examples/openapi && go generate ./...)
+uptodate examples/openapi
 
 step "examples: done in $(( $(date +%s) - start ))s"
