@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The example modules (examples/sqlc, ent, bun, libpq, openapi) are Go modules of
+# The example modules (examples/sqlc, ent, bun, libpq, graphql, openapi) are Go modules of
 # their own, so that the root module gains none of their dependencies; their
 # tests run with every other test in `go test work` (go.work). This checks
-# that the committed generated code of sqlc, ent and oapi-codegen is what the pinned
+# that the committed generated code of sqlc, ent, gqlgen and oapi-codegen is what the pinned
 # generators make. .ci/run calls it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +35,11 @@ step "examples/ent: generated code up to date (go generate ./ent)"
 uptodate examples/ent
 (cd examples/ent && GOWORK=off go generate ./ent && GOWORK=off go mod tidy)
 uptodate examples/ent
+
+step "examples/graphql: generated code up to date (go generate: gqlgen v0.17.90)"
+uptodate examples/graphql
+(cd examples/graphql && go generate ./...)
+uptodate examples/graphql
 
 step "examples/openapi: generated code up to date (go generate: oapi-codegen v2.8.2)"
 uptodate examples/openapi
