@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The example modules (examples/sqlc, ent, bun, libpq, graphql, openapi) are Go modules of
+# The example modules (examples/sqlc, ent, bun, libpq, graphql, openapi,
+# protobuf) are Go modules of
 # their own, so that the root module gains none of their dependencies; their
 # tests run with every other test in `go test work` (go.work). This checks
-# that the committed generated code of sqlc, ent, gqlgen and oapi-codegen is what the pinned
+# that the committed generated code of sqlc, ent, gqlgen, oapi-codegen and
+# buf is what the pinned
 # generators make. .ci/run calls it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,5 +47,10 @@ step "examples/openapi: generated code up to date (go generate: oapi-codegen v2.
 uptodate examples/openapi
 (cd examples/openapi && go generate ./...)
 uptodate examples/openapi
+
+step "examples/protobuf: generated code up to date (go generate: buf v1.75.0, protoc-gen-go)"
+uptodate examples/protobuf
+(cd examples/protobuf && go generate ./...)
+uptodate examples/protobuf
 
 step "examples: done in $(( $(date +%s) - start ))s"

@@ -1,0 +1,5 @@
+//go:build tools
+
+package protobufexample
+
+import _ "google.golang.org/protobuf/cmd/protoc-gen-go"
