@@ -44,7 +44,8 @@ var (
 	// ErrNull: a NULL was scanned into an ID ([ID.Scan]); a nullable
 	// column scans into a ulidflake.NullID.
 	ErrNull = errors.New("flake: NULL scanned into a non-null ID (use NullID)")
-	// ErrType: [ID.Scan] was given a value of a type no ID column holds.
+	// ErrType: [ID.Scan] was given a value of a type no ID column holds,
+	// or [ID.UnmarshalGQL] a GraphQL value that is not a string.
 	ErrType = errors.New("flake: cannot scan into an ID")
 	// ErrOption: an invalid generator option.
 	ErrOption = errors.New("flake: invalid option")

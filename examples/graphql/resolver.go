@@ -15,6 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ulidflake/ulidflake"
@@ -46,14 +47,24 @@ func (r *Resolver) CreateCustomer(ctx context.Context, name string, referrer *ul
 	c := &Customer{Name: name, Referrer: referrer}
 	ref := ulidflake.NullID{}
 	if referrer != nil {
+		if referrer.IsZero() {
+			return nil, errors.New("referrer: the zero ID names no customer")
+		}
 		ref = ulidflake.NullID{ID: *referrer, Valid: true}
 	}
 	err := r.Pool.QueryRow(ctx, `INSERT INTO customers (name, referrer) VALUES ($1, $2) RETURNING id`, name, ref).Scan(&c.ID)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23503" { // foreign_key_violation
+		return nil, errors.New("referrer: no such customer")
+	}
 	return c, err
 }
 
 // Customer returns one customer, or null.
 func (r *Resolver) Customer(ctx context.Context, id ulidflake.ID) (*Customer, error) {
+	if id.IsZero() { // parses, but names no row (and is no statement argument)
+		return nil, nil
+	}
 	c, err := scanCustomer(r.Pool.QueryRow(ctx, `SELECT id, name, referrer FROM customers WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
@@ -61,7 +72,8 @@ func (r *Resolver) Customer(ctx context.Context, id ulidflake.ID) (*Customer, er
 	return c, err
 }
 
-// Customers returns up to 100 customers in ID order, after the given ID.
+// Customers returns up to 100 customers in ID order, after the given ID:
+// a client pages by passing the last ID it got.
 func (r *Resolver) Customers(ctx context.Context, after *ulidflake.ID) ([]*Customer, error) {
 	var bound ulidflake.Bound // zero: from the first
 	if after != nil {

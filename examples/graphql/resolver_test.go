@@ -102,6 +102,9 @@ func TestGraphQLRoundTrip(t *testing.T) {
 		if msg := query(t, srv.URL, `query { customers { id } }`, nil, &page); msg != "" || len(page.Customers) != 2 {
 			t.Fatalf("customers: %s %+v", msg, page)
 		}
+		if msg := query(t, srv.URL, `query { customer(id: "0000000000000") { id } }`, nil, &one); msg != "" || one.Customer != nil {
+			t.Fatalf("the zero ID: %s %+v", msg, one)
+		}
 
 		for _, tc := range []struct {
 			q    string
@@ -112,6 +115,8 @@ func TestGraphQLRoundTrip(t *testing.T) {
 			{`query($id: FlakeID!) { customer(id: $id) { id } }`, map[string]any{"id": 123}, "a string of 13"},
 			{`query($id: FlakeID!) { customer(id: $id) { id } }`, map[string]any{"id": "000000000000U"}, "invalid character"},
 			{`query($id: FlakeID!) { customer(id: $id) { id } }`, map[string]any{"id": "123"}, "wrong length"},
+			{create, map[string]any{"name": "C", "ref": "0000000000000"}, "zero ID names no customer"},
+			{create, map[string]any{"name": "C", "ref": "00EZJCRCB4650"}, "no such customer"},
 		} {
 			if msg := query(t, srv.URL, tc.q, tc.vars, nil); !strings.Contains(msg, tc.want) {
 				t.Errorf("%s %v: %q, want an error saying %q", tc.q, tc.vars, msg, tc.want)

@@ -13,6 +13,7 @@ import (
 	"net/http"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ulidflake/ulidflake"
@@ -48,18 +49,34 @@ func (s Server) CreateCustomer(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	switch {
+	case in.Name == "":
+		http.Error(w, "name is required", http.StatusBadRequest)
+		return
+	case in.Referrer != nil && in.Referrer.IsZero():
+		http.Error(w, "referrer: the zero ID names no customer", http.StatusBadRequest)
+		return
+	}
 	c := Customer{Name: in.Name, Referrer: in.Referrer}
 	err := s.Pool.QueryRow(r.Context(), `INSERT INTO customers (name, referrer) VALUES ($1, $2) RETURNING id`,
 		in.Name, nullable(in.Referrer)).Scan(&c.Id)
-	if err != nil {
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr) && pgErr.Code == "23503": // foreign_key_violation
+		http.Error(w, "referrer: no such customer", http.StatusUnprocessableEntity)
+	case err != nil:
 		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
+	default:
+		reply(w, http.StatusCreated, c)
 	}
-	reply(w, http.StatusCreated, c)
 }
 
 // GetCustomer returns one customer by the ID in the path.
 func (s Server) GetCustomer(w http.ResponseWriter, r *http.Request, id ID) {
+	if id.IsZero() { // parses, but names no row (and is no statement argument)
+		http.NotFound(w, r)
+		return
+	}
 	c, err := s.scanCustomer(s.Pool.QueryRow(r.Context(), `SELECT id, name, referrer FROM customers WHERE id = $1`, id))
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -72,7 +89,8 @@ func (s Server) GetCustomer(w http.ResponseWriter, r *http.Request, id ID) {
 }
 
 // ListCustomers returns up to 100 customers in ID order (creation order),
-// after the ID of ?after= when given.
+// after the ID of ?after= when given: a client pages by passing the last
+// ID it got.
 func (s Server) ListCustomers(w http.ResponseWriter, r *http.Request, params ListCustomersParams) {
 	var after ulidflake.Bound // zero: from the first
 	if params.After != nil {
@@ -83,6 +101,7 @@ func (s Server) ListCustomers(w http.ResponseWriter, r *http.Request, params Lis
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
+	defer rows.Close()
 	page := []Customer{}
 	for rows.Next() {
 		c, err := s.scanCustomer(rows)

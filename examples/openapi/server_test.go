@@ -11,7 +11,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/ulidflake/ulidflake"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 	"github.com/ulidflake/ulidflake/pgxtype"
 )
@@ -103,8 +102,19 @@ func TestOpenAPIRoundTrip(t *testing.T) {
 		if st, body := call(t, "POST", srv.URL+"/customers", `{"name":"C","referrer":95834049799701782}`, nil); st != http.StatusBadRequest || !strings.Contains(body, "2^53") {
 			t.Errorf("a referrer as a large number: %d %q", st, body)
 		}
-		if st, _ := call(t, "GET", srv.URL+"/customers/"+ulidflake.MustParse("00EZJCRCB4650").String(), "", nil); st != http.StatusNotFound {
-			t.Errorf("unknown ID: %d", st)
+		for _, id := range []string{"00EZJCRCB4650", "0000000000000"} {
+			if st, _ := call(t, "GET", srv.URL+"/customers/"+id, "", nil); st != http.StatusNotFound {
+				t.Errorf("unknown ID %s: %d", id, st)
+			}
+		}
+		for body, want := range map[string]int{
+			`{}`: http.StatusBadRequest,
+			`{"name":"C","referrer":"0000000000000"}`: http.StatusBadRequest,
+			`{"name":"C","referrer":"00EZJCRCB4650"}`: http.StatusUnprocessableEntity,
+		} {
+			if st, msg := call(t, "POST", srv.URL+"/customers", body, nil); st != want {
+				t.Errorf("POST %s: %d %q, want %d", body, st, msg, want)
+			}
 		}
 	})
 }

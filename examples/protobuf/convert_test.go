@@ -51,7 +51,7 @@ func TestProtobufMapping(t *testing.T) {
 				t.Fatalf("binary round trip: %+v, %v; want %+v", back, err, c)
 			}
 
-			pj, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(ToProto(c))
+			pj, err := JSON.Marshal(ToProto(c))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +108,8 @@ func TestProtobufMapping(t *testing.T) {
 
 // Bad IDs in a message are refused, naming the field.
 func TestProtobufBadIDs(t *testing.T) {
-	for _, m := range []*customerpb.Customer{{Id: ""}, {Id: "123"}, {Id: "00EZJCRCB4650", ReferrerId: "00EZJCRCB465U"}} {
+	for _, m := range []*customerpb.Customer{{Id: ""}, {Id: "123"}, {Id: "0000000000000"},
+		{Id: "00EZJCRCB4650", ReferrerId: "00EZJCRCB465U"}, {Id: "00EZJCRCB4650", ReferrerId: "0000000000000"}} {
 		if _, err := FromProto(m); err == nil {
 			t.Errorf("%v: no error", m)
 		}
@@ -116,7 +117,7 @@ func TestProtobufBadIDs(t *testing.T) {
 	if _, err := CreatedID(&customerpb.CustomerCreated{Id: 1 << 63}); !errors.Is(err, flake.ErrIntRange) {
 		t.Errorf("2^63: %v", err)
 	}
-	if _, err := CreatedID(&customerpb.CustomerCreated{}); !errors.Is(err, flake.ErrZeroID) {
+	if _, err := CreatedID(&customerpb.CustomerCreated{}); !errors.Is(err, errZero) {
 		t.Errorf("0: %v", err)
 	}
 }

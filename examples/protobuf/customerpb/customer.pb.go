@@ -22,8 +22,9 @@ const (
 )
 
 // Customer is what a public API returns: its IDs are strings holding the
-// 13 Crockford Base32 characters, so that protojson writes the same JSON as
-// the service's REST handlers (encoding/json of ulidflake.ID).
+// 13 Crockford Base32 characters, so that protojson (with UseProtoNames,
+// for referrer_id) writes the same JSON as the service's REST handlers
+// (encoding/json of ulidflake.ID).
 type Customer struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
