@@ -85,8 +85,11 @@ type Lease struct {
 // [ErrClockAhead] or [ErrClockBehind] for a clock too far from the
 // server's or the SID's last holder's. A claim that expires before Acquire
 // proves it (a pause longer than 2V + MaxClockAhead, on a busy machine) is
-// made again, up to 5 times, then [ErrLeaseLost]. The lease runs its statements on the
-// pool, in the simple protocol, so any pooler in front of the server works.
+// made again, up to 5 times, then [ErrLeaseLost]. A connection error (a
+// restart or failover ending the session, SQLSTATE 57P01 or class 08) is
+// returned as it is, wrapped: call Acquire again. The lease runs its
+// statements on the pool, in the simple protocol, so any pooler in front
+// of the server works.
 func Acquire(ctx context.Context, pool *pgxpool.Pool, namespace string, opts ...Option) (*Lease, error) {
 	if pool == nil {
 		return nil, fmt.Errorf("%w: nil pool", ErrInvalidOption)
