@@ -183,7 +183,7 @@ func measure() saved {
 		run(r, versions, "..", "test", "-run", "^$", "-bench", ".", "-benchmem", "-count", "1", "-benchtime", short("1s", "50ms"), "./flake", "./pgxtype")
 		run(r, versions, ".", "test", "-run", "^$", "-bench", "^BenchmarkPgxScan1M$", "-benchmem", "-count", "1", "-benchtime", short("3x", "1x"), "-v", ".")
 		run(r, versions, "..", "test", "-run", "^$", "-bench", "BenchmarkGormCreate|BenchmarkSQLGenerate|BenchmarkSQLCopyDefault", "-count", "1",
-			"-benchtime", short("20x", "2x"), "./integration_test/")
+			"-benchtime", short("20x", "2x"), "./integration_test/gorm/", "./integration_test/sqlfn/")
 	}
 	log.Printf("the key schemes in rotation, %d rounds (%s so far)", n, time.Since(started).Round(time.Second))
 	rotRows := short("1000000", "50000")

@@ -527,7 +527,7 @@ func (p *report) growth(chartDir, out string) {
 // copyDefault writes the COPY breakdown of BenchmarkSQLCopyDefault.
 func (p *report) copyDefault() {
 	p.f("## `DEFAULT ulid_flake()` under COPY\n\n")
-	p.f("COPY of 100,000 rows into an unlogged table whose key is the column default (`BenchmarkSQLCopyDefault`, in `integration_test`), in ns per row, ")
+	p.f("COPY of 100,000 rows into an unlogged table whose key is the column default (`BenchmarkSQLCopyDefault`, in `integration_test/sqlfn`), in ns per row, ")
 	p.f("against a bigserial key, and against `nextval()` made volatile (`nextval(…) + (random() * 0)::bigint`): the arithmetic of bigserial, with the volatility of `ulid_flake()`. ")
 	p.f("In brackets, the time over bigserial's, median (min–max) over the repetitions.\n\n")
 	p.f("| server | bigserial | volatile nextval | `ulid_flake()` | `ulid_flake_scalable(1)` |\n|---|---|---|---|---|\n")
