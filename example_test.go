@@ -3,6 +3,7 @@ package ulidflake_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -87,4 +88,36 @@ func ExampleMinID() {
 	hi := ulidflake.MinID(from.AddDate(0, 0, 1))
 	fmt.Println(lo, hi) // WHERE id >= lo AND id < hi: one day, on the primary key
 	// Output: 019K7FK000000 019NSWA000000
+}
+
+type orderPrefix struct{}
+
+func (orderPrefix) Prefix() string { return "ord" }
+
+// OrderID prints, marshals and parses as ord_ and 13 characters, and is
+// stored as a bigint.
+type OrderID = ulidflake.Prefixed[orderPrefix]
+
+func ExamplePrefixed() {
+	id, err := ulidflake.New()
+	if err != nil {
+		panic(err)
+	}
+	order := struct {
+		ID    OrderID `json:"id"`
+		Total int     `json:"total"`
+	}{ID: OrderID{ID: id}, Total: 10}
+	b, _ := json.Marshal(order)
+	fmt.Println(string(b[:11]), len(order.ID.String()))
+	// Output: {"id":"ord_ 17
+}
+
+func ExampleParsePrefixed() {
+	id, err := ulidflake.ParsePrefixed[orderPrefix]("ord_00EZJCRCB4650")
+	fmt.Println(id, id.Int64(), err)
+	_, err = ulidflake.ParsePrefixed[orderPrefix]("00EZJCRCB4650")
+	fmt.Println(errors.Is(err, ulidflake.ErrPrefix))
+	// Output:
+	// ord_00EZJCRCB4650 16873543940839584 <nil>
+	// true
 }

@@ -14,7 +14,8 @@
 // time, and its database/sql methods (a driver.Valuer and sql.Scanner for
 // bigint columns) are documented on flake.ID, which it is. [NullID],
 // [TextID] and [Bound] wrap it for nullable columns, text columns and query
-// bounds. The generator's options, epochs and sentinel errors live in
+// bounds; [Prefixed] gives it a per-entity prefix in text (cus_...) while
+// it stays a bigint. The generator's options, epochs and sentinel errors live in
 // package flake; pgx support in pgxtype; GORM support in gormplugin.
 package ulidflake
 
@@ -43,6 +44,28 @@ type Bound = sqltype.Bound
 // integers, such as PostgreSQL's row_to_json and json_agg; see
 // flake.TrustedID.
 type TrustedID = flake.TrustedID
+
+// Prefix names the prefix of a [Prefixed] ID type; see flake.Prefix.
+type Prefix = flake.Prefix
+
+// Prefixed is an ID whose text form carries its type's prefix,
+// cus_00EZJCRCB4650, stored as the same bigint as [ID]; see flake.Prefixed.
+// Declare one per entity:
+//
+//	type customer struct{}
+//
+//	func (customer) Prefix() string { return "cus" }
+//
+//	type CustomerID = ulidflake.Prefixed[customer]
+type Prefixed[P Prefix] = flake.Prefixed[P]
+
+// ParsePrefixed decodes the text form of a Prefixed[P]; see
+// flake.ParsePrefixed.
+func ParsePrefixed[P Prefix](s string) (Prefixed[P], error) { return flake.ParsePrefixed[P](s) }
+
+// ErrPrefix is the error of a prefixed ID's text without its type's
+// prefix, or with another: flake.ErrPrefix.
+var ErrPrefix = flake.ErrPrefix
 
 // ErrZeroID is the error of writing the zero (unset) ID, in every driver
 // and by GORM: flake.ErrZeroID.

@@ -290,3 +290,33 @@ func ExampleTrustedID() {
 	// 02N3RHXZV5H8P 4900 <nil>
 	// true
 }
+
+// The prefix belongs to the type; the column stays a bigint.
+type customerPrefix struct{}
+
+func (customerPrefix) Prefix() string { return "cus" }
+
+type CustomerID = flake.Prefixed[customerPrefix]
+
+func ExamplePrefixed() {
+	id := CustomerID{ID: flake.MustParse("00EZJCRCB4650")}
+	b, _ := json.Marshal(map[string]CustomerID{"customer": id})
+	v, _ := id.Value()
+	fmt.Println(id)
+	fmt.Println(string(b))
+	fmt.Println(v)
+	// Output:
+	// cus_00EZJCRCB4650
+	// {"customer":"cus_00EZJCRCB4650"}
+	// 16873543940839584
+}
+
+func ExampleParsePrefixed() {
+	id, err := flake.ParsePrefixed[customerPrefix]("cus_00ezjcrcb4650")
+	fmt.Println(id, err)
+	_, err = flake.ParsePrefixed[customerPrefix]("ord_00EZJCRCB4650")
+	fmt.Println(errors.Is(err, flake.ErrPrefix), err)
+	// Output:
+	// cus_00EZJCRCB4650 <nil>
+	// true flake: wrong prefix: "ord_00EZJCRCB4650" has the prefix "ord", want "cus"
+}

@@ -23,7 +23,8 @@ func isIDType(t reflect.Type) bool {
 }
 
 // isEntityIDType reports whether t is struct{ ulidflake.ID }, the form of
-// a per-entity ID type that keeps every method of ID.
+// a per-entity ID type that keeps every method of ID; flake.Prefixed[P] is
+// one.
 func isEntityIDType(t reflect.Type) bool {
 	return t.Kind() == reflect.Struct && t.NumField() == 1 && t.Field(0).Anonymous && t.Field(0).Type == idType
 }

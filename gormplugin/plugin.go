@@ -40,10 +40,10 @@
 // chooses the fields; it is asked only about ID fields that are not
 // references and not parts of a composite key.
 //
-// ID fields are those of type ulidflake.ID, a
-// per-entity ID type declared as a struct that embeds ulidflake.ID and
-// nothing else (type CustomerID struct{ ulidflake.ID }), or pointers to
-// them (a nil pointer is filled). Their GormDataType is bigint, so
+// ID fields are those of type ulidflake.ID, a prefixed ID
+// (ulidflake.Prefixed[P]), a per-entity ID type declared as a struct that
+// embeds ulidflake.ID and nothing else (type CustomerID struct{
+// ulidflake.ID }), or pointers to them (a nil pointer is filled). Their GormDataType is bigint, so
 // AutoMigrate creates a plain bigint primary key (not bigserial, not
 // identity) and GORM neither skips the key on INSERT nor asks for RETURNING
 // id.

@@ -1,0 +1,231 @@
+package flake
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// ErrPrefix: a prefixed ID's text without its type's prefix, with another
+// prefix, or a [Prefix] that returns an invalid prefix.
+var ErrPrefix = errors.New("flake: wrong prefix")
+
+// MaxPrefixLen is the longest prefix a [Prefix] may return.
+const MaxPrefixLen = 63
+
+// Prefix names the prefix of a [Prefixed] ID type. Its Prefix method
+// returns 1 to [MaxPrefixLen] bytes of lower-case ASCII letters, digits and
+// underscores, starting with a letter and not ending with an underscore, and
+// always the same. Implement it on an empty struct:
+//
+//	type customer struct{}
+//
+//	func (customer) Prefix() string { return "cus" }
+type Prefix interface{ Prefix() string }
+
+// Prefixed is an ID whose text form carries the prefix that P names,
+// cus_00EZJCRCB4650, while it is stored as the same bigint as [ID]: the
+// prefix belongs to the Go type and is never stored. Declare one type per
+// entity, as an alias:
+//
+//	type CustomerID = flake.Prefixed[customer]
+//
+// Its text, JSON, GraphQL, URL-parameter ([Prefixed.Bind]) and printed
+// forms are the prefix, an underscore and the 13 characters, and parsing
+// refuses a missing or different prefix ([ErrPrefix]), so that an order's
+// ID is never taken for a customer's. Everything else is ID's, promoted
+// from the embedded field: Value and Scan (bigint; Value refuses the zero
+// ID), the binary form (8 bytes, no prefix), Time, Int64, IsZero. The GORM
+// plugin fills it as a key, and pgx and database/sql send it as a bigint.
+//
+// The zero Prefixed is the zero ID (unset). Make one from an ID with
+// Prefixed[P]{ID: id}.
+type Prefixed[P Prefix] struct{ ID }
+
+// ParsePrefixed decodes the text form of a Prefixed[P]: P's prefix, an
+// underscore, and 13 characters read as [Parse] reads them (case-insensitive).
+// The prefix must match exactly. It returns [ErrPrefix] when the prefix is
+// missing or another, and the error of Parse for the 13 characters.
+func ParsePrefixed[P Prefix](s string) (Prefixed[P], error) {
+	id, err := parsePrefixed[P](s)
+	return Prefixed[P]{id}, err
+}
+
+func parsePrefixed[P Prefix, T string | []byte](s T) (ID, error) {
+	var p P
+	prefix := p.Prefix()
+	if err := checkPrefix(prefix); err != nil {
+		return 0, err
+	}
+	n := len(prefix)
+	if len(s) <= n || string(s[:n]) != prefix || s[n] != '_' {
+		return 0, prefixError(string(s), prefix)
+	}
+	id, err := parse(s[n+1:])
+	if err != nil {
+		return 0, fmt.Errorf("%w (the ID after %q in %s)", err, prefix+"_", quote(string(s)))
+	}
+	return id, nil
+}
+
+// prefixError says what prefix s has, if any, and which it needs.
+func prefixError(s, want string) error {
+	if i := lastUnderscore(s); i > 0 {
+		return fmt.Errorf("%w: %s has the prefix %q, want %q", ErrPrefix, quote(s), s[:i], want)
+	}
+	return fmt.Errorf("%w: %s has no prefix, want %q followed by 13 characters", ErrPrefix, quote(s), want+"_")
+}
+
+func lastUnderscore(s string) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '_' {
+			return i
+		}
+	}
+	return -1
+}
+
+// checkPrefix reports whether p is a valid prefix (see [Prefix]).
+func checkPrefix(p string) error {
+	ok := len(p) >= 1 && len(p) <= MaxPrefixLen && p[0] >= 'a' && p[0] <= 'z' && p[len(p)-1] != '_'
+	for i := 0; ok && i < len(p); i++ {
+		c := p[i]
+		ok = c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_'
+	}
+	if !ok {
+		return fmt.Errorf("%w: the Prefix method returns %s: a prefix is 1 to %d lower-case ASCII letters, "+
+			"digits and underscores, starting with a letter and not ending with an underscore", ErrPrefix, quote(p), MaxPrefixLen)
+	}
+	return nil
+}
+
+// AppendText appends the text form, prefix_00EZJCRCB4650, to b. It returns
+// [ErrPrefix] for an invalid prefix and [ErrIntRange] for a negative ID.
+func (p Prefixed[P]) AppendText(b []byte) ([]byte, error) {
+	var pp P
+	prefix := pp.Prefix()
+	if err := checkPrefix(prefix); err != nil {
+		return b, err
+	}
+	if p.ID < 0 {
+		return b, intRangeError(int64(p.ID))
+	}
+	var buf [EncodedLen]byte
+	p.ID.encode(&buf)
+	b = append(b, prefix...)
+	b = append(b, '_')
+	return append(b, buf[:]...), nil
+}
+
+// String returns the text form, prefix_00EZJCRCB4650. For an invalid
+// prefix or a negative ID it returns a string that ParsePrefixed rejects.
+func (p Prefixed[P]) String() string {
+	var pp P
+	prefix := pp.Prefix()
+	if len(prefix) > MaxPrefixLen {
+		return prefix + "_" + p.ID.String()
+	}
+	var buf [MaxPrefixLen + 1 + EncodedLen]byte
+	b := append(append(buf[:0], prefix...), '_')
+	var text [EncodedLen]byte
+	p.ID.encode(&text)
+	return string(append(b, text[:]...))
+}
+
+// MarshalText implements [encoding.TextMarshaler].
+func (p Prefixed[P]) MarshalText() ([]byte, error) {
+	var pp P
+	return p.AppendText(make([]byte, 0, len(pp.Prefix())+1+EncodedLen))
+}
+
+// UnmarshalText implements [encoding.TextUnmarshaler] with the rules of
+// [ParsePrefixed].
+func (p *Prefixed[P]) UnmarshalText(b []byte) error {
+	id, err := parsePrefixed[P](b)
+	if err != nil {
+		return err
+	}
+	p.ID = id
+	return nil
+}
+
+// MarshalJSON implements [json.Marshaler]: a JSON string holding the text
+// form.
+func (p Prefixed[P]) MarshalJSON() ([]byte, error) {
+	var pp P
+	b, err := p.AppendText(append(make([]byte, 0, len(pp.Prefix())+EncodedLen+3), '"'))
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '"'), nil
+}
+
+// UnmarshalJSON implements [json.Unmarshaler]: a JSON string holding the
+// text form, with the rules of [ParsePrefixed]. JSON null leaves p
+// unchanged; anything else, numbers included, returns [ErrJSON].
+func (p *Prefixed[P]) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		var pp P
+		return fmt.Errorf("%w: %s is not a JSON string holding %q and 13 characters", ErrJSON, quote(string(b)), pp.Prefix()+"_")
+	}
+	if bytes.IndexByte(b, '\\') < 0 {
+		return p.UnmarshalText(b[1 : len(b)-1])
+	}
+	var s string // escaped characters: let encoding/json decode them
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("%w: %s is not a valid JSON string", ErrJSON, quote(string(b)))
+	}
+	return p.Bind(s)
+}
+
+// MarshalGQL writes the text form as a GraphQL string (gqlgen's
+// graphql.Marshaler), or null when it has none.
+func (p Prefixed[P]) MarshalGQL(w io.Writer) {
+	b, err := p.MarshalJSON()
+	if err != nil {
+		b = []byte("null")
+	}
+	_, _ = w.Write(b)
+}
+
+// UnmarshalGQL reads a GraphQL string holding the text form (gqlgen's
+// graphql.Unmarshaler); any other value returns [ErrType].
+func (p *Prefixed[P]) UnmarshalGQL(v any) error {
+	s, ok := v.(string)
+	if !ok {
+		var pp P
+		return fmt.Errorf("%w: GraphQL gave %T %v: want a string, %q and 13 characters", ErrType, v, v, pp.Prefix()+"_")
+	}
+	return p.Bind(s)
+}
+
+// Bind sets p from its text form, with the rules of [ParsePrefixed]: what
+// oapi-codegen's runtime calls for path, query and header parameters.
+func (p *Prefixed[P]) Bind(s string) error {
+	id, err := parsePrefixed[P](s)
+	if err != nil {
+		return err
+	}
+	p.ID = id
+	return nil
+}
+
+// Format implements [fmt.Formatter] as [ID.Format] does, with the text
+// verbs (%s %v %q) printing the prefixed text form.
+func (p Prefixed[P]) Format(f fmt.State, verb rune) {
+	switch verb {
+	case 's', 'v', 'q':
+		if verb == 'v' && f.Flag('#') {
+			fmt.Fprintf(f, "%q", p.String())
+			return
+		}
+		fmt.Fprintf(f, fmt.FormatString(f, verb), p.String())
+	default:
+		p.ID.Format(f, verb)
+	}
+}
