@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	_ "unsafe" // runtimeRand
 )
 
 // Generator makes IDs that are strictly increasing, whatever the clock
@@ -165,7 +166,7 @@ func NewGenerator(opts ...Option) (*Generator, error) {
 	g := &Generator{clock: c.clock, epochMs: c.epoch.UnixMilli(), src: c.src, maxLead: c.maxLead.Milliseconds()}
 	g.common = c.clock == nil && c.src == nil
 	g.wall.synced.Store(math.MinInt64 / 2) // no offset yet
-	g.wall.sync(readWall)
+	g.wall.nowNs(readWall)
 	maxEntropy := 3
 	g.rndMask = 1<<RandomBits - 1
 	if c.scalable {
@@ -206,63 +207,6 @@ func (g *Generator) nsIntoMs() time.Duration {
 	return time.Duration((g.wall.nowNs(readWall)%1e6 + 1e6) % 1e6)
 }
 
-// monoStart is the origin of the monotonic readings of wallClock.
-var monoStart = time.Now()
-
-// wallSync is how often, in monotonic time, a wallClock reads the wall
-// clock again.
-const wallSync = 100 * time.Millisecond
-
-// wallClock is the default clock of a generator: the wall clock (time.Now),
-// read again whenever wallSync of monotonic time has passed since the last
-// reading, and the monotonic clock's elapsed time added in between. Reading
-// the monotonic clock alone costs about half of time.Now, which reads both.
-// Both clocks run at the same rate (NTP slews them alike); a step of the
-// wall clock (set by hand, or stepped by NTP) is seen at the next wall
-// reading, within wallSync of the step, and then handled as any clock step
-// is: see [Generator].
-//
-// wallSync was a millisecond: then the first ID after any pause of a
-// millisecond or more read the wall clock twice (see sync), four clock reads
-// in all, with cold caches; at 100 ms, a burst after a short pause reads the
-// monotonic clock once per ID, as snowflake does.
-type wallClock struct {
-	offset atomic.Int64 // wall − monotonic, in ns, at the last wall reading
-	synced atomic.Int64 // the monotonic reading (since monoStart) then
-}
-
-// readWall reads the wall clock and the monotonic clock (since monoStart),
-// in ns, as time.Now does.
-func readWall() (wall, mono int64) {
-	t := time.Now()
-	return t.UnixNano(), int64(t.Sub(monoStart))
-}
-
-// nowNs returns the wall time in Unix nanoseconds.
-func (c *wallClock) nowNs(read func() (wall, mono int64)) int64 {
-	mono := int64(time.Since(monoStart))
-	if d := mono - c.synced.Load(); d >= 0 && d < int64(wallSync) {
-		return c.offset.Load() + mono
-	}
-	return c.sync(read)
-}
-
-// sync reads the wall clock, and returns it in Unix nanoseconds. time.Now
-// reads the wall and the monotonic clock one after the other; if the thread
-// is held up between the two, their offset is off by the delay. So sync
-// takes two readings, and keeps the offset only when both clocks moved by
-// the same time (within 20µs) from one to the other; otherwise it keeps the
-// last offset and tries again at the next call.
-func (c *wallClock) sync(read func() (wall, mono int64)) int64 {
-	wa, ma := read()
-	wb, mb := read()
-	if skew := wb - wa - (mb - ma); skew < 20_000 && skew > -20_000 {
-		c.offset.Store(wb - mb)
-		c.synced.Store(mb)
-	}
-	return wb
-}
-
 // New returns the next ID. It returns [ErrMonotonicOverflow], leaving the
 // generator's state unchanged, when this millisecond's randomness is used up,
 // [ErrClockBehind] when the clock reads further behind the last ID's time
@@ -272,16 +216,21 @@ func (g *Generator) New() (ID, error) {
 	if g.common {
 		// The common case, in one function and one cache line of state, so
 		// that a call after a pause, when caches are cold, touches little:
-		// the wall clock's offset is fresh, the random source is the
-		// runtime's, and the ID follows last with no error to check. The
-		// rest (first ID, clock behind, time range, a lost
+		// the random source is the runtime's, and the ID follows last with
+		// no error to check. The wall clock's offset is re-read here when
+		// due. The rest (first ID, clock behind, time range, a lost
 		// compare-and-swap) is next's, with a new draw.
-		mono := int64(time.Since(monoStart))
-		r := rand.Uint64()
+		m := mono()
+		ns := g.wall.offset.Load() + m
+		if g.wall.stale(m) {
+			t := time.Now()
+			ns = t.UnixNano()
+			g.wall.sync(ns, int64(t.Sub(monoStart)), mono()-m)
+		}
+		r := runtimeRand()
 		last := g.last.Load()
-		ms := int64(last >> RandomBits)
-		ns := g.wall.offset.Load() + mono
-		if d := mono - g.wall.synced.Load(); d >= 0 && d < int64(wallSync) && ns >= 0 && last != 0 {
+		if ns >= 0 && last != 0 {
+			ms := int64(last >> RandomBits)
 			now := ns/1e6 - g.epochMs // ns ≥ 0: division is floor, as in now()
 			var id uint64
 			if now > ms && now <= MaxTimestamp {
@@ -412,14 +361,26 @@ func (g *Generator) after(last uint64, now int64) (ID, error) {
 }
 
 // random returns 64 random bits: from the runtime's ChaCha8 generator
-// (math/rand/v2's, seeded from the operating system, one state per thread,
-// no lock), or from the source given to [WithRandom].
+// (see runtimeRand), or from the source given to [WithRandom].
 func (g *Generator) random() uint64 {
 	if g.src == nil {
-		return rand.Uint64()
+		return runtimeRand()
 	}
 	return g.lockedRandom()
 }
+
+// runtimeRand is the runtime's ChaCha8Rand CSPRNG, seeded from the
+// operating system, with a state per thread and no lock: the source
+// behind math/rand/v2's top-level functions, which call it through a
+// *rand.Rand and an interface. Called directly, as the runtime allows
+// ("used via linkname from other packages"), it is the same stream, and
+// the first call after a pause touches three fewer pages of memory
+// (math/rand/v2's global, the interface table and the method): with caches
+// and TLB cold that was 1.3µs, more than half of what snowflake's whole
+// first call costs.
+//
+//go:linkname runtimeRand runtime.rand
+func runtimeRand() uint64
 
 // lockedRandom draws from the source given to [WithRandom].
 func (g *Generator) lockedRandom() uint64 {

@@ -19,11 +19,15 @@ func (c *countingWall) read() (wall, mono int64) {
 	return wall + c.step.Load(), mono
 }
 
-// newTestWall returns a wallClock that reads w, synced once.
+// newTestWall returns a wallClock that reads w, synced once. A sync is
+// refused when its bracketing readings are over maxSkew apart, as they can
+// be on a busy machine or under the race detector: it tries again.
 func newTestWall(w *countingWall) *wallClock {
 	c := &wallClock{}
 	c.synced.Store(-1 << 62)
-	c.sync(w.read)
+	for i := 0; i < 1000 && c.stale(mono()); i++ {
+		c.nowNs(w.read)
+	}
 	return c
 }
 
@@ -126,5 +130,38 @@ func TestGeneratorCommonPathSteps(t *testing.T) {
 			t.Fatalf("%v: %d milliseconds, largest start %d of %d, steps in [%d, %d]: not spread over [1, %d]",
 				tc.opts, news, maxStart, mask>>1, lo, hi, tc.step)
 		}
+	}
+}
+
+// TestNewRereadsStaleOffset: once wallSync has passed, New's common case
+// reads the wall clock again before it stamps an ID. The kept offset is
+// set an hour ahead (as if the wall clock had stepped back an hour since
+// the last reading): an ID stamped from it would be an hour ahead.
+func TestNewRereadsStaleOffset(t *testing.T) {
+	g := mustGen(t)
+	mustNew(t, g)
+	g.wall.offset.Add(int64(time.Hour))
+	stale := mono() - int64(wallSync)
+	g.wall.synced.Store(stale)
+	before := time.Now().Add(-maxSkew).UnixMilli()
+	id := mustNew(t, g)
+	after := time.Now().Add(maxSkew).UnixMilli()
+	if ms := id.Time().UnixMilli(); ms < before || ms > after {
+		t.Fatalf("ID stamped %s, made between %s and %s", id.Time(), time.UnixMilli(before), time.UnixMilli(after))
+	}
+	if d := time.Duration(g.wall.offset.Load() + mono() - time.Now().UnixNano()).Abs(); g.wall.synced.Load() != stale && d > time.Second {
+		t.Fatalf("the offset was re-read but is %s off", d)
+	}
+}
+
+// TestWallClockSyncRejectsSkew: sync keeps the last offset when the
+// readings that bracket the wall-clock reading are maxSkew or more apart,
+// and takes the new one otherwise.
+func TestWallClockSyncRejectsSkew(t *testing.T) {
+	c := &wallClock{}
+	c.sync(5_000, 1_000, int64(maxSkew)-1)
+	c.sync(9_000, 2_000, int64(maxSkew))
+	if got, at := c.offset.Load(), c.synced.Load(); got != 4_000 || at != 1_000 {
+		t.Fatalf("offset %d at %d, want 4000 at 1000", got, at)
 	}
 }
