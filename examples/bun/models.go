@@ -7,8 +7,10 @@
 //   - Post: the ID is made in Go by a BeforeAppendModel hook, before the
 //     INSERT is built, so the application knows it without RETURNING.
 //
-// A nullable reference is a ulidflake.NullID. The ulidflake migrations must
-// have run (ulid_flake(), ulid_flake_min, ulid_flake_max).
+// A nullable reference is a ulidflake.NullID. Customer's key is a prefixed
+// ID (CustomerID: cus_00EZJCRCB4650 in text and JSON, a bigint in
+// PostgreSQL) and Invoice refers to it. The ulidflake migrations must have
+// run (ulid_flake(), ulid_flake_min, ulid_flake_max).
 package bunexample
 
 import (
@@ -68,13 +70,46 @@ func (p *Post) BeforeAppendModel(_ context.Context, q bun.Query) error {
 	return nil
 }
 
+type customer struct{}
+
+func (customer) Prefix() string { return "cus" }
+
+// CustomerID is a customer's key: cus_00EZJCRCB4650 in text and JSON, a
+// bigint in PostgreSQL.
+type CustomerID = ulidflake.Prefixed[customer]
+
+// Customer's prefixed ID is made by PostgreSQL, as Author's plain one.
+type Customer struct {
+	bun.BaseModel `bun:"table:customers"`
+
+	ID   CustomerID `bun:",pk,nullzero,type:bigint,default:ulid_flake()"`
+	Name string     `bun:",notnull"`
+}
+
+// Invoice refers to its customer by a CustomerID.
+type Invoice struct {
+	bun.BaseModel `bun:"table:invoices"`
+
+	ID         ulidflake.ID `bun:",pk,nullzero,type:bigint,default:ulid_flake()"`
+	CustomerID CustomerID   `bun:",notnull,type:bigint"`
+	Customer   *Customer    `bun:"rel:belongs-to,join:customer_id=id"`
+	Total      int          `bun:",notnull"`
+}
+
 // CreateTables creates the tables from the models: the ID columns become
 // bigint DEFAULT ulid_flake() PRIMARY KEY.
 func CreateTables(ctx context.Context, db *bun.DB) error {
 	if _, err := db.NewCreateTable().Model((*Author)(nil)).Exec(ctx); err != nil {
 		return err
 	}
-	_, err := db.NewCreateTable().Model((*Post)(nil)).
-		ForeignKey(`("author_id") REFERENCES "authors" ("id")`).Exec(ctx)
+	if _, err := db.NewCreateTable().Model((*Post)(nil)).
+		ForeignKey(`("author_id") REFERENCES "authors" ("id")`).Exec(ctx); err != nil {
+		return err
+	}
+	if _, err := db.NewCreateTable().Model((*Customer)(nil)).Exec(ctx); err != nil {
+		return err
+	}
+	_, err := db.NewCreateTable().Model((*Invoice)(nil)).
+		ForeignKey(`("customer_id") REFERENCES "customers" ("id")`).Exec(ctx)
 	return err
 }

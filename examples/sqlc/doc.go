@@ -1,7 +1,8 @@
 // Package sqlcexample shows sqlc with Ulid-Flake IDs: the domain
 // ulid_flake_id in the schema, the overrides in sqlc.yaml, and the code sqlc
 // generates from them for pgx/v5 (dbpgx) and database/sql (dbstd). The
-// tests run the generated queries on PostgreSQL.
+// customers' key is a prefixed ID, idtype.CustomerID (cus_...), mapped by
+// column overrides. The tests run the generated queries on PostgreSQL.
 package sqlcexample
 
 import _ "embed"

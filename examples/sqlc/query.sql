@@ -40,3 +40,25 @@ ORDER BY id;
 SELECT author_id, array_agg(id ORDER BY id)::ulid_flake_id[] AS post_ids
 FROM posts WHERE author_id IS NOT NULL
 GROUP BY author_id ORDER BY author_id;
+
+-- name: CreateCustomer :one
+-- A prefixed key (idtype.CustomerID) from DEFAULT ulid_flake().
+INSERT INTO customers (name) VALUES (@name) RETURNING *;
+
+-- name: CreateCustomerWithID :one
+INSERT INTO customers (id, name) VALUES (@id, @name) RETURNING *;
+
+-- name: GetCustomer :one
+SELECT * FROM customers WHERE id = @id;
+
+-- name: CreateInvoice :one
+INSERT INTO invoices (customer_id, total) VALUES (@customer_id, @total) RETURNING *;
+
+-- name: GetInvoice :one
+-- The override follows customers.id through the join and its alias.
+SELECT i.id, i.total, c.id AS customer_id, c.name AS customer_name
+FROM invoices i JOIN customers c ON c.id = i.customer_id
+WHERE i.id = @id;
+
+-- name: ListInvoicesByCustomer :many
+SELECT * FROM invoices WHERE customer_id = @customer_id ORDER BY id;

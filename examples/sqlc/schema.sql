@@ -13,3 +13,17 @@ CREATE TABLE posts (
 	title     text NOT NULL,
 	views     bigint NOT NULL DEFAULT 0               -- a bigint that is not an ID
 );
+
+-- A prefixed key: sqlc.yaml's column overrides map customers.id and
+-- invoices.customer_id to idtype.CustomerID (cus_00EZJCRCB4650). A column
+-- override ignores nullability: customer_id is NOT NULL.
+CREATE TABLE customers (
+	id   ulid_flake_id PRIMARY KEY DEFAULT ulid_flake(),
+	name text NOT NULL
+);
+
+CREATE TABLE invoices (
+	id          ulid_flake_id PRIMARY KEY DEFAULT ulid_flake(),
+	customer_id ulid_flake_id NOT NULL REFERENCES customers (id),
+	total       integer NOT NULL
+);

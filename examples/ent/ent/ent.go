@@ -13,6 +13,8 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/ulidflake/ulidflake/examples/ent/ent/author"
+	"github.com/ulidflake/ulidflake/examples/ent/ent/customer"
+	"github.com/ulidflake/ulidflake/examples/ent/ent/invoice"
 	"github.com/ulidflake/ulidflake/examples/ent/ent/post"
 )
 
@@ -74,8 +76,10 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			author.Table: author.ValidColumn,
-			post.Table:   post.ValidColumn,
+			author.Table:   author.ValidColumn,
+			customer.Table: customer.ValidColumn,
+			invoice.Table:  invoice.ValidColumn,
+			post.Table:     post.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

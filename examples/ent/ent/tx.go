@@ -14,6 +14,10 @@ type Tx struct {
 	config
 	// Author is the client for interacting with the Author builders.
 	Author *AuthorClient
+	// Customer is the client for interacting with the Customer builders.
+	Customer *CustomerClient
+	// Invoice is the client for interacting with the Invoice builders.
+	Invoice *InvoiceClient
 	// Post is the client for interacting with the Post builders.
 	Post *PostClient
 
@@ -148,6 +152,8 @@ func (tx *Tx) Client() *Client {
 
 func (tx *Tx) init() {
 	tx.Author = NewAuthorClient(tx.config)
+	tx.Customer = NewCustomerClient(tx.config)
+	tx.Invoice = NewInvoiceClient(tx.config)
 	tx.Post = NewPostClient(tx.config)
 }
 

@@ -13,6 +13,8 @@ package ulident
 import (
 	"context"
 	"fmt"
+	"path"
+	"strings"
 
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/entsql"
@@ -68,4 +70,39 @@ func FillID(next ent.Mutator) ent.Mutator {
 		}
 		return next.Mutate(ctx, m)
 	})
+}
+
+// Alias names the Go type of f, a field.Int64(...).GoType(T{}) field whose
+// T is a generic alias such as idtype.CustomerID =
+// ulidflake.Prefixed[customer]: name is the alias ("CustomerID") and
+// pkgPath the import path of the package that declares it.
+//
+// ent names a GoType by reflection, which sees through aliases and prints
+// an instantiated generic type with the full import path of its type
+// argument, flake.Prefixed[github.com/you/app/idtype.customer]: code that
+// does not compile (ent generate fails with "missing import path"). Alias
+// makes ent write idtype.CustomerID and import pkgPath instead. Do not
+// name that package ids: ent's generated code has local variables named
+// ids, which would hide it.
+//
+// [FillID] makes ulidflake.ID keys only: a prefixed key comes from
+// DEFAULT ulid_flake() (as with [ID]) or SetID.
+func Alias(f ent.Field, pkgPath, name string) ent.Field { return alias{f, pkgPath, name} }
+
+type alias struct {
+	ent.Field
+	pkgPath, name string
+}
+
+func (a alias) Descriptor() *field.Descriptor {
+	d := a.Field.Descriptor()
+	if d.Info == nil || d.Info.RType == nil {
+		d.Err = fmt.Errorf("ulident.Alias(%q): the field has no GoType", d.Name)
+		return d
+	}
+	pkg := path.Base(a.pkgPath)
+	stars := d.Info.Ident[:len(d.Info.Ident)-len(strings.TrimLeft(d.Info.Ident, "*"))] // GoType(&T{})
+	d.Info.Ident, d.Info.PkgPath, d.Info.PkgName = stars+pkg+"."+a.name, a.pkgPath, pkg
+	d.Info.RType.Ident = pkg + "." + a.name
+	return d
 }

@@ -6,11 +6,23 @@ package dbstd
 
 import (
 	"github.com/ulidflake/ulidflake"
+	"github.com/ulidflake/ulidflake/examples/sqlc/idtype"
 )
 
 type Author struct {
 	ID   ulidflake.ID
 	Name string
+}
+
+type Customer struct {
+	ID   idtype.CustomerID
+	Name string
+}
+
+type Invoice struct {
+	ID         ulidflake.ID
+	CustomerID idtype.CustomerID
+	Total      int32
 }
 
 type Post struct {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lib/pq"
 	"github.com/ulidflake/ulidflake"
+	"github.com/ulidflake/ulidflake/examples/sqlc/idtype"
 )
 
 const createAuthor = `-- name: CreateAuthor :one
@@ -85,6 +86,50 @@ func (q *Queries) CreateAuthorsWithIDs(ctx context.Context, arg CreateAuthorsWit
 	return err
 }
 
+const createCustomer = `-- name: CreateCustomer :one
+INSERT INTO customers (name) VALUES ($1) RETURNING id, name
+`
+
+// A prefixed key (idtype.CustomerID) from DEFAULT ulid_flake().
+func (q *Queries) CreateCustomer(ctx context.Context, name string) (Customer, error) {
+	row := q.db.QueryRowContext(ctx, createCustomer, name)
+	var i Customer
+	err := row.Scan(&i.ID, &i.Name)
+	return i, err
+}
+
+const createCustomerWithID = `-- name: CreateCustomerWithID :one
+INSERT INTO customers (id, name) VALUES ($1, $2) RETURNING id, name
+`
+
+type CreateCustomerWithIDParams struct {
+	ID   idtype.CustomerID
+	Name string
+}
+
+func (q *Queries) CreateCustomerWithID(ctx context.Context, arg CreateCustomerWithIDParams) (Customer, error) {
+	row := q.db.QueryRowContext(ctx, createCustomerWithID, arg.ID, arg.Name)
+	var i Customer
+	err := row.Scan(&i.ID, &i.Name)
+	return i, err
+}
+
+const createInvoice = `-- name: CreateInvoice :one
+INSERT INTO invoices (customer_id, total) VALUES ($1, $2) RETURNING id, customer_id, total
+`
+
+type CreateInvoiceParams struct {
+	CustomerID idtype.CustomerID
+	Total      int32
+}
+
+func (q *Queries) CreateInvoice(ctx context.Context, arg CreateInvoiceParams) (Invoice, error) {
+	row := q.db.QueryRowContext(ctx, createInvoice, arg.CustomerID, arg.Total)
+	var i Invoice
+	err := row.Scan(&i.ID, &i.CustomerID, &i.Total)
+	return i, err
+}
+
 const createPost = `-- name: CreatePost :one
 INSERT INTO posts (author_id, title) VALUES ($1, $2) RETURNING id, author_id, title, views
 `
@@ -114,6 +159,43 @@ func (q *Queries) GetAuthor(ctx context.Context, id ulidflake.ID) (Author, error
 	row := q.db.QueryRowContext(ctx, getAuthor, id)
 	var i Author
 	err := row.Scan(&i.ID, &i.Name)
+	return i, err
+}
+
+const getCustomer = `-- name: GetCustomer :one
+SELECT id, name FROM customers WHERE id = $1
+`
+
+func (q *Queries) GetCustomer(ctx context.Context, id idtype.CustomerID) (Customer, error) {
+	row := q.db.QueryRowContext(ctx, getCustomer, id)
+	var i Customer
+	err := row.Scan(&i.ID, &i.Name)
+	return i, err
+}
+
+const getInvoice = `-- name: GetInvoice :one
+SELECT i.id, i.total, c.id AS customer_id, c.name AS customer_name
+FROM invoices i JOIN customers c ON c.id = i.customer_id
+WHERE i.id = $1
+`
+
+type GetInvoiceRow struct {
+	ID           ulidflake.ID
+	Total        int32
+	CustomerID   idtype.CustomerID
+	CustomerName string
+}
+
+// The override follows customers.id through the join and its alias.
+func (q *Queries) GetInvoice(ctx context.Context, id ulidflake.ID) (GetInvoiceRow, error) {
+	row := q.db.QueryRowContext(ctx, getInvoice, id)
+	var i GetInvoiceRow
+	err := row.Scan(
+		&i.ID,
+		&i.Total,
+		&i.CustomerID,
+		&i.CustomerName,
+	)
 	return i, err
 }
 
@@ -147,6 +229,33 @@ func (q *Queries) ListAuthorsByIDs(ctx context.Context, ids []ulidflake.ID) ([]A
 	for rows.Next() {
 		var i Author
 		if err := rows.Scan(&i.ID, &i.Name); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listInvoicesByCustomer = `-- name: ListInvoicesByCustomer :many
+SELECT id, customer_id, total FROM invoices WHERE customer_id = $1 ORDER BY id
+`
+
+func (q *Queries) ListInvoicesByCustomer(ctx context.Context, customerID idtype.CustomerID) ([]Invoice, error) {
+	rows, err := q.db.QueryContext(ctx, listInvoicesByCustomer, customerID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Invoice
+	for rows.Next() {
+		var i Invoice
+		if err := rows.Scan(&i.ID, &i.CustomerID, &i.Total); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -19,6 +19,37 @@ var (
 		Columns:    AuthorsColumns,
 		PrimaryKey: []*schema.Column{AuthorsColumns[0]},
 	}
+	// CustomersColumns holds the columns for the "customers" table.
+	CustomersColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true, Default: schema.Expr("ulid_flake()")},
+		{Name: "name", Type: field.TypeString},
+	}
+	// CustomersTable holds the schema information for the "customers" table.
+	CustomersTable = &schema.Table{
+		Name:       "customers",
+		Columns:    CustomersColumns,
+		PrimaryKey: []*schema.Column{CustomersColumns[0]},
+	}
+	// InvoicesColumns holds the columns for the "invoices" table.
+	InvoicesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true, Default: schema.Expr("ulid_flake()")},
+		{Name: "total", Type: field.TypeInt},
+		{Name: "customer_id", Type: field.TypeInt64},
+	}
+	// InvoicesTable holds the schema information for the "invoices" table.
+	InvoicesTable = &schema.Table{
+		Name:       "invoices",
+		Columns:    InvoicesColumns,
+		PrimaryKey: []*schema.Column{InvoicesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "invoices_customers_invoices",
+				Columns:    []*schema.Column{InvoicesColumns[2]},
+				RefColumns: []*schema.Column{CustomersColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+	}
 	// PostsColumns holds the columns for the "posts" table.
 	PostsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true, Default: schema.Expr("ulid_flake()")},
@@ -42,10 +73,13 @@ var (
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		AuthorsTable,
+		CustomersTable,
+		InvoicesTable,
 		PostsTable,
 	}
 )
 
 func init() {
+	InvoicesTable.ForeignKeys[0].RefTable = CustomersTable
 	PostsTable.ForeignKeys[0].RefTable = AuthorsTable
 }

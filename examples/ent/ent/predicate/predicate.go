@@ -9,5 +9,11 @@ import (
 // Author is the predicate function for author builders.
 type Author func(*sql.Selector)
 
+// Customer is the predicate function for customer builders.
+type Customer func(*sql.Selector)
+
+// Invoice is the predicate function for invoice builders.
+type Invoice func(*sql.Selector)
+
 // Post is the predicate function for post builders.
 type Post func(*sql.Selector)

@@ -3,6 +3,7 @@
 package runtime
 
 import (
+	"github.com/ulidflake/ulidflake/examples/ent/ent/invoice"
 	"github.com/ulidflake/ulidflake/examples/ent/ent/post"
 	"github.com/ulidflake/ulidflake/examples/ent/ent/schema"
 )
@@ -11,6 +12,9 @@ import (
 // (default values, validators, hooks and policies) and stitches it
 // to their package variables.
 func init() {
+	invoiceMixin := schema.Invoice{}.Mixin()
+	invoiceMixinHooks0 := invoiceMixin[0].Hooks()
+	invoice.Hooks[0] = invoiceMixinHooks0[0]
 	postMixin := schema.Post{}.Mixin()
 	postMixinHooks0 := postMixin[0].Hooks()
 	post.Hooks[0] = postMixinHooks0[0]

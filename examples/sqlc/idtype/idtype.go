@@ -1,0 +1,13 @@
+// Package idtype declares the example's prefixed ID types, which sqlc.yaml
+// names in go_type (column overrides).
+package idtype
+
+import "github.com/ulidflake/ulidflake"
+
+type customer struct{}
+
+func (customer) Prefix() string { return "cus" }
+
+// CustomerID is a customer's key: cus_00EZJCRCB4650 in text and JSON, a
+// bigint in PostgreSQL.
+type CustomerID = ulidflake.Prefixed[customer]
