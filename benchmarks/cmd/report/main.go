@@ -2,15 +2,18 @@
 // and in PostgreSQL against bigserial and UUIDs), and writes BENCHMARKS.md
 // and its charts from the results:
 //
-//	cd benchmarks && go run ./cmd/report            # about 55 minutes on 2 quiet cores
-//	go run ./cmd/report -quick                     # about 12 minutes: checks the command, not figures
+//	cd benchmarks && go run ./cmd/report            # about 63 minutes on 2 quiet cores
+//	go run ./cmd/report -quick                     # about 14 minutes: checks the command, not figures
 //	go run ./cmd/report -from ../docs/benchmarks/results.json   # the report again, from saved results
 //
 // Every comparison is repeated (-reps, at least 3) and interleaved: each
 // repetition runs every benchmark once, so the k-th figure of two
 // benchmarks comes from the same pass over the machine, and a ratio is
 // taken repetition by repetition, then reported as its median and range.
-// The key schemes are loaded in rotation (BenchmarkInsertRotation). A claim
+// The key schemes are loaded in rotation (BenchmarkInsertRotation), and so
+// are the keys PostgreSQL makes as column defaults, the C extension's
+// included (BenchmarkDefaults in ./extension, on the servers of
+// localhost/ulidflake/postgres-ext:N, which the harness builds). A claim
 // ("faster", "smaller", a goal met or missed) is made only where the ranges
 // do not overlap; otherwise the report says "within noise". The 10M-row
 // growth curves are one load per scheme, and say so.
@@ -40,12 +43,13 @@ import (
 )
 
 var (
-	reps   = flag.Int("reps", 5, "interleaved repetitions of every comparison (at least 3)")
-	rows   = flag.Int("rows", 10_000_000, "rows per table in the growth curves, loaded in 10 steps (one run)")
-	out    = flag.String("out", "../BENCHMARKS.md", "the report")
-	charts = flag.String("charts", "../docs/benchmarks", "where the PNG charts go")
-	quick  = flag.Bool("quick", false, "short runs, to check the command itself (figures not for the report)")
-	from   = flag.String("from", "", "render the report from a results.json of an earlier run instead of running")
+	reps    = flag.Int("reps", 5, "interleaved repetitions of every comparison (at least 3)")
+	rows    = flag.Int("rows", 10_000_000, "rows per table in the growth curves, loaded in 10 steps (one run)")
+	defRows = flag.Int("default-rows", 1_000_000, "rows per load in \"Defaults made by PostgreSQL\" (BenchmarkDefaults in ./extension)")
+	out     = flag.String("out", "../BENCHMARKS.md", "the report")
+	charts  = flag.String("charts", "../docs/benchmarks", "where the PNG charts go")
+	quick   = flag.Bool("quick", false, "short runs, to check the command itself (figures not for the report)")
+	from    = flag.String("from", "", "render the report from a results.json of an earlier run instead of running")
 )
 
 // saved is what results.json keeps of a run, so that the report can be
@@ -56,6 +60,7 @@ type saved struct {
 	Started  time.Time
 	Rows     int
 	RotRows  int // rows of a load of BenchmarkInsertRotation
+	DefRows  int // rows of a load of BenchmarkDefaults (./extension)
 	Count    int // repetitions
 	Quick    bool
 	Machine  string
@@ -146,7 +151,7 @@ func main() {
 	}
 	*reps, *rows, *quick = sv.Count, sv.Rows, sv.Quick
 	r, versions, started := sv.Results, sv.Versions, sv.Started
-	rep := report{r: r, versions: versions, started: started, rows: *rows, rotRows: sv.RotRows, quick: *quick, machine: sv.Machine}
+	rep := report{r: r, versions: versions, started: started, rows: *rows, rotRows: sv.RotRows, defRows: sv.DefRows, quick: *quick, machine: sv.Machine}
 	rep.libs = libVersions()
 	if err := os.MkdirAll(*charts, 0o755); err != nil {
 		log.Fatal(err)
@@ -177,7 +182,7 @@ func measure() saved {
 	started := time.Now()
 	for rep := 1; rep <= n; rep++ {
 		log.Printf("repetition %d of %d (%s so far)", rep, n, time.Since(started).Round(time.Second))
-		run(r, versions, ".", "test", "-run", "^$", "-bench", "^Benchmark(Generate|GenerateParallel|Parse|String|Append|MarshalJSON|UnmarshalJSON)$",
+		run(r, versions, ".", "test", "-run", "^$", "-bench", "^Benchmark(Generate|GenerateParallel|Parse|String|Append|MarshalJSON|UnmarshalJSON|Prefixed(Parse|String|MarshalJSON|UnmarshalJSON))$",
 			"-benchmem", "-count", "1", "-benchtime", short("1s", "50ms"), ".")
 		run(r, versions, ".", "test", "-run", "^$", "-bench", "^BenchmarkGenerateBurst$", "-count", "1", "-benchtime", short("100x", "10x"), ".")
 		run(r, versions, "..", "test", "-run", "^$", "-bench", ".", "-benchmem", "-count", "1", "-benchtime", short("1s", "50ms"), "./flake", "./pgxtype")
@@ -189,6 +194,13 @@ func measure() saved {
 	rotRows := short("1000000", "50000")
 	run(r, versions, ".", "test", "-run", "^$", "-bench", "^BenchmarkInsertRotation$", "-count", "1", "-benchtime", "1x", "-v",
 		"-timeout", "3h", ".", "-args", "-reps", strconv.Itoa(n), "-rotation-rows", rotRows)
+	defRows := *defRows
+	if *quick {
+		defRows = 50_000
+	}
+	log.Printf("the defaults made by PostgreSQL, with the C extension, in rotation, %d rounds (%s so far)", n, time.Since(started).Round(time.Second))
+	run(r, versions, ".", "test", "-run", "^$", "-bench", "^BenchmarkDefaults$", "-count", "1", "-benchtime", "1x", "-v",
+		"-timeout", "3h", "./extension", "-args", "-reps", strconv.Itoa(n), "-rows", strconv.Itoa(defRows))
 	rows := *rows
 	if *quick {
 		rows = 100_000
@@ -199,7 +211,7 @@ func measure() saved {
 	took := time.Since(started).Round(time.Minute)
 	log.Printf("measured in %s", took)
 	rr, _ := strconv.Atoi(rotRows)
-	return saved{Results: r, Versions: versions, Started: started, Rows: rows, RotRows: rr, Count: n, Quick: *quick,
+	return saved{Results: r, Versions: versions, Started: started, Rows: rows, RotRows: rr, DefRows: defRows, Count: n, Quick: *quick,
 		Machine: fmt.Sprintf("%s, took %s", machine(), took)}
 }
 

@@ -41,6 +41,7 @@ type report struct {
 	started  time.Time
 	rows     int
 	rotRows  int
+	defRows  int
 	quick    bool
 	machine  string
 	b        strings.Builder
@@ -116,8 +117,10 @@ func (p *report) markdown(chartDir, out string) string {
 
 	p.core(chartDir, out)
 	p.ulidflakeCore()
+	p.prefixed()
 	p.pgx()
 	p.inserts(chartDir, out)
+	p.defaults()
 	p.copyDefault()
 	p.sqlGenerate()
 	p.gorm()
@@ -553,7 +556,8 @@ func (p *report) copyDefault() {
 	p.f("(`contain_volatile_functions_not_nextval` in `src/backend/commands/copyfrom.c`); then it inserts row by row. ")
 	p.f("`ulid_flake()` reads `clock_timestamp()`, which is volatile, and must: the time has to be read per row, or rows of one long statement would share a millisecond, ")
 	p.f("and past 2^20 rows repeat their keys. So the volatile-nextval column is the floor for any SQL default with a clock; the rest of `ulid_flake()`'s gap is its arithmetic and range check. ")
-	p.f("For bulk loads, make the keys in Go and COPY them (\"ulidflake made in Go, COPY\" above).\n\n")
+	p.f("For bulk loads, make the keys in Go and COPY them (\"ulidflake made in Go, COPY\" above), or, where you can install a C extension, ")
+	p.f("use `ulid_flake_ext`'s default, which keeps COPY batched (\"Defaults made by PostgreSQL\" above).\n\n")
 	if worst.n > 0 {
 		// Time over bigserial's: at most 1/0.9 is at least 0.9× its rate.
 		p.goals = append(p.goals, goal{"`DEFAULT ulid_flake()` under COPY at least 0.9× bigserial's rate (100k rows, unlogged)", fmt.Sprintf("time %s bigserial's on the worst server", worst.times()),
