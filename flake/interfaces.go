@@ -27,7 +27,7 @@ func (id ID) MarshalGQL(w io.Writer) {
 func (id *ID) UnmarshalGQL(v any) error {
 	s, ok := v.(string)
 	if !ok {
-		return fmt.Errorf("%w: GraphQL gave %T %v: an ID is a string of 13 Crockford Base32 characters", ErrType, v, v)
+		return fmt.Errorf("%w: GraphQL gave a %T: an ID is a string of 13 Crockford Base32 characters", ErrType, v)
 	}
 	return id.Bind(s)
 }

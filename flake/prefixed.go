@@ -15,15 +15,21 @@ var ErrPrefix = errors.New("flake: wrong prefix")
 // MaxPrefixLen is the longest prefix a [Prefix] may return.
 const MaxPrefixLen = 63
 
-// Prefix names the prefix of a [Prefixed] ID type. Its Prefix method
-// returns 1 to [MaxPrefixLen] bytes of lower-case ASCII letters, digits and
-// underscores, starting with a letter and not ending with an underscore, and
-// always the same. Implement it on an empty struct:
+// Prefix names the prefix of a [Prefixed] ID type: an empty struct type
+// whose Prefix method returns 1 to [MaxPrefixLen] bytes of lower-case ASCII
+// letters, digits and underscores, starting with a letter and not ending
+// with an underscore, and always the same:
 //
 //	type customer struct{}
 //
 //	func (customer) Prefix() string { return "cus" }
-type Prefix interface{ Prefix() string }
+//
+// (An empty struct, so that no pointer or interface type, whose zero value
+// has no method to call, can name a prefix.)
+type Prefix interface {
+	~struct{}
+	Prefix() string
+}
 
 // Prefixed is an ID whose text form carries the prefix that P names,
 // cus_00EZJCRCB4650, while it is stored as the same bigint as [ID]: the
@@ -32,13 +38,18 @@ type Prefix interface{ Prefix() string }
 //
 //	type CustomerID = flake.Prefixed[customer]
 //
-// Its text, JSON, GraphQL, URL-parameter ([Prefixed.Bind]) and printed
-// forms are the prefix, an underscore and the 13 characters, and parsing
-// refuses a missing or different prefix ([ErrPrefix]), so that an order's
-// ID is never taken for a customer's. Everything else is ID's, promoted
-// from the embedded field: Value and Scan (bigint; Value refuses the zero
-// ID), the binary form (8 bytes, no prefix), Time, Int64, IsZero. The GORM
-// plugin fills it as a key, and pgx and database/sql send it as a bigint.
+// Its text, JSON, YAML, GraphQL, URL-parameter ([Prefixed.Bind]) and
+// printed forms are the prefix, an underscore and the 13 characters, and
+// parsing them refuses a missing or different prefix ([ErrPrefix]), so that
+// an order's ID in text is never taken for a customer's. Everything else
+// is ID's, promoted from the embedded field: Value and Scan (bigint; Value
+// refuses the zero ID), the binary form (8 bytes, no prefix: gob and
+// MarshalBinary carry no type), Time, Int64, IsZero. The GORM plugin fills
+// it as a key, and pgx and database/sql send it as a bigint.
+//
+// Keep the "=" of the alias: a defined type (type CustomerID
+// flake.Prefixed[customer]) loses these methods and keeps only ID's, which
+// write and read the 13 characters without the prefix.
 //
 // The zero Prefixed is the zero ID (unset). Make one from an ID with
 // Prefixed[P]{ID: id}.
@@ -60,7 +71,7 @@ func parsePrefixed[P Prefix, T string | []byte](s T) (ID, error) {
 		return 0, err
 	}
 	n := len(prefix)
-	if len(s) <= n || string(s[:n]) != prefix || s[n] != '_' {
+	if len(s) <= n || string(s[:n]) != prefix || s[n] != '_' || lastUnderscore(string(s)) != n {
 		return 0, prefixError(string(s), prefix)
 	}
 	id, err := parse(s[n+1:])
@@ -73,7 +84,7 @@ func parsePrefixed[P Prefix, T string | []byte](s T) (ID, error) {
 // prefixError says what prefix s has, if any, and which it needs.
 func prefixError(s, want string) error {
 	if i := lastUnderscore(s); i > 0 {
-		return fmt.Errorf("%w: %s has the prefix %q, want %q", ErrPrefix, quote(s), s[:i], want)
+		return fmt.Errorf("%w: %s has the prefix %s, want %q", ErrPrefix, quote(s), quote(s[:i]), want)
 	}
 	return fmt.Errorf("%w: %s has no prefix, want %q followed by 13 characters", ErrPrefix, quote(s), want+"_")
 }
@@ -119,13 +130,14 @@ func (p Prefixed[P]) AppendText(b []byte) ([]byte, error) {
 	return append(b, buf[:]...), nil
 }
 
-// String returns the text form, prefix_00EZJCRCB4650. For an invalid
-// prefix or a negative ID it returns a string that ParsePrefixed rejects.
+// String returns the text form, prefix_00EZJCRCB4650. For a negative ID
+// it returns a string that ParsePrefixed rejects; for an invalid prefix,
+// %!(BADPREFIX "Cus")00EZJCRCB4650.
 func (p Prefixed[P]) String() string {
 	var pp P
 	prefix := pp.Prefix()
-	if len(prefix) > MaxPrefixLen {
-		return prefix + "_" + p.ID.String()
+	if checkPrefix(prefix) != nil {
+		return "%!(BADPREFIX " + quote(prefix) + ")" + p.ID.String()
 	}
 	var buf [MaxPrefixLen + 1 + EncodedLen]byte
 	b := append(append(buf[:0], prefix...), '_')
@@ -184,7 +196,8 @@ func (p *Prefixed[P]) UnmarshalJSON(b []byte) error {
 }
 
 // MarshalGQL writes the text form as a GraphQL string (gqlgen's
-// graphql.Marshaler), or null when it has none.
+// graphql.Marshaler). gqlgen's Marshaler cannot return an error: for an
+// invalid prefix or a negative ID it writes null.
 func (p Prefixed[P]) MarshalGQL(w io.Writer) {
 	b, err := p.MarshalJSON()
 	if err != nil {
@@ -199,7 +212,7 @@ func (p *Prefixed[P]) UnmarshalGQL(v any) error {
 	s, ok := v.(string)
 	if !ok {
 		var pp P
-		return fmt.Errorf("%w: GraphQL gave %T %v: want a string, %q and 13 characters", ErrType, v, v, pp.Prefix()+"_")
+		return fmt.Errorf("%w: GraphQL gave a %T: want a string, %q and 13 characters", ErrType, v, pp.Prefix()+"_")
 	}
 	return p.Bind(s)
 }
@@ -216,7 +229,8 @@ func (p *Prefixed[P]) Bind(s string) error {
 }
 
 // Format implements [fmt.Formatter] as [ID.Format] does, with the text
-// verbs (%s %v %q) printing the prefixed text form.
+// verbs (%s %v %q) printing the prefixed text form ([Prefixed.String]).
+// Any other verb prints %!verb(flake.Prefixed[...]=cus_00EZJCRCB4650).
 func (p Prefixed[P]) Format(f fmt.State, verb rune) {
 	switch verb {
 	case 's', 'v', 'q':
@@ -225,7 +239,22 @@ func (p Prefixed[P]) Format(f fmt.State, verb rune) {
 			return
 		}
 		fmt.Fprintf(f, fmt.FormatString(f, verb), p.String())
-	default:
+	case 'd', 'x', 'X', 'o', 'O', 'b':
 		p.ID.Format(f, verb)
+	default:
+		fmt.Fprintf(f, "%%!%c(%T=%s)", verb, p, p.String())
 	}
+}
+
+// UnmarshalYAML reads a YAML string holding the text form, with the rules
+// of [ParsePrefixed] (the Unmarshaler of gopkg.in/yaml.v2, which yaml.v3
+// honours too; it needs no import). Without it, a YAML mapping
+// ({id: 00EZJCRCB4650}) would set the embedded ID without its prefix.
+func (p *Prefixed[P]) UnmarshalYAML(unmarshal func(any) error) error {
+	var s string
+	if err := unmarshal(&s); err != nil {
+		var pp P
+		return fmt.Errorf("%w: YAML: want a string, %q and 13 characters: %v", ErrType, pp.Prefix()+"_", err)
+	}
+	return p.Bind(s)
 }

@@ -99,6 +99,7 @@ func TestPrefixedFormat(t *testing.T) {
 		"%d":   "16873543940839584",
 		"%x":   "3bf26618b218a0",
 		"%v!":  "cus_00EZJCRCB4650!",
+		"%c":   "%!c(flake.Prefixed[github.com/ulidflake/ulidflake/flake.customer]=cus_00EZJCRCB4650)",
 	} {
 		if got := fmt.Sprintf(format, id); got != want {
 			t.Errorf("Sprintf(%q) = %q, want %q", format, got, want)
@@ -120,7 +121,11 @@ func TestPrefixedErrors(t *testing.T) {
 		{"CUS_00EZJCRCB4650", ErrPrefix, `has the prefix "CUS", want "cus"`},
 		{"cus00EZJCRCB4650", ErrPrefix, `has no prefix`},
 		{"cus_", ErrLength, `the ID is empty`},
-		{"cus_cus_00EZJCRCB4650", ErrLength, `after "cus_" in "cus_cus_00EZJCRCB4650"`},
+		{"cus_cus_00EZJCRCB4650", ErrPrefix, `has the prefix "cus_cus", want "cus"`},
+		{"cus_x_00EZJCRCB4650", ErrPrefix, `has the prefix "cus_x", want "cus"`},
+		{"cus__00EZJCRCB4650", ErrPrefix, `has the prefix "cus_", want "cus"`},
+		{"cus_00EZJCRCB465", ErrLength, `after "cus_" in "cus_00EZJCRCB465"`},
+		{strings.Repeat("x", 1<<20) + "_00EZJCRCB4650", ErrPrefix, `... (1048576 bytes), want "cus"`},
 		{"cus_00EZJCRCB465U", ErrCharacter, `"00EZJCRCB465U" has "U" at byte 12`},
 		{"cus_80000000000000", ErrLength, ``},
 		{"cus_8000000000000", ErrOverflow, ``},
@@ -156,6 +161,16 @@ func TestPrefixedErrors(t *testing.T) {
 
 func TestPrefixedRefusesAnInvalidPrefix(t *testing.T) {
 	id := Prefixed[badPrefix]{MustParse("00EZJCRCB4650")}
+	for format, want := range map[string]string{"%s": `%!(BADPREFIX "Cus")00EZJCRCB4650`, "%v": `%!(BADPREFIX "Cus")00EZJCRCB4650`} {
+		if got := fmt.Sprintf(format, id); got != want {
+			t.Errorf("Sprintf(%q) = %q, want %q", format, got, want)
+		}
+	}
+	var w strings.Builder
+	id.MarshalGQL(&w)
+	if w.String() != "null" {
+		t.Errorf("MarshalGQL = %s, want null", w.String())
+	}
 	if _, err := id.MarshalText(); !errors.Is(err, ErrPrefix) || !strings.Contains(err.Error(), `"Cus"`) {
 		t.Errorf("MarshalText = %v, want ErrPrefix naming \"Cus\"", err)
 	}
@@ -201,4 +216,23 @@ func FuzzParsePrefixed(f *testing.F) {
 			t.Fatalf("%q round-trips to %v, %v", text, back, err)
 		}
 	})
+}
+
+// yamlLike calls UnmarshalYAML as yaml.v2 and v3 do: unmarshal decodes the
+// node into the value given, failing for a mapping decoded into a string.
+func TestPrefixedUnmarshalYAML(t *testing.T) {
+	scalar := func(s string) func(any) error {
+		return func(v any) error { *v.(*string) = s; return nil }
+	}
+	var id customerID
+	if err := id.UnmarshalYAML(scalar("cus_00EZJCRCB4650")); err != nil || id.String() != "cus_00EZJCRCB4650" {
+		t.Fatalf("UnmarshalYAML = %v, %v", id, err)
+	}
+	if err := id.UnmarshalYAML(scalar("00EZJCRCB4651")); !errors.Is(err, ErrPrefix) || id.String() != "cus_00EZJCRCB4650" {
+		t.Fatalf("unprefixed UnmarshalYAML = %v, %v", id, err)
+	}
+	mapping := func(any) error { return errors.New("yaml: cannot unmarshal !!map into string") }
+	if err := id.UnmarshalYAML(mapping); !errors.Is(err, ErrType) {
+		t.Fatalf("mapping UnmarshalYAML = %v, want ErrType", err)
+	}
 }
