@@ -195,5 +195,18 @@ func (p *Plugin) Initialize(db *gorm.DB) error {
 		Register("ulidflake:correct_ids", p.correct); err != nil {
 		return err
 	}
-	return db.Callback().Create().After("gorm:commit_or_rollback_transaction").Register("ulidflake:undo_fills", undoFills)
+	if err := db.Callback().Create().After("gorm:commit_or_rollback_transaction").Register("ulidflake:undo_fills", undoFills); err != nil {
+		return err
+	}
+	for _, err := range []error{
+		db.Callback().Query().Before("gorm:query").Register("ulidflake:refuse_anded_keys", refuseANDedKeys),
+		db.Callback().Update().Before("gorm:update").Register("ulidflake:refuse_anded_keys", refuseANDedKeys),
+		db.Callback().Delete().Before("gorm:delete").Register("ulidflake:refuse_anded_keys", refuseANDedKeys),
+		db.Callback().Row().Before("gorm:row").Register("ulidflake:refuse_anded_keys", refuseANDedKeys),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

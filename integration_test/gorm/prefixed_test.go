@@ -12,6 +12,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/ulidflake/ulidflake"
+	"github.com/ulidflake/ulidflake/gormplugin"
 	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 )
@@ -115,5 +116,40 @@ func TestPrefixedIDsThroughPgxAndDatabaseSQL(t *testing.T) {
 		var got CustomerID
 		require.NoError(t, sdb.QueryRowContext(ctx, `SELECT $1::bigint`, id).Scan(&got))
 		require.Equal(t, id, got)
+	})
+}
+
+// TestGormKeySlicesRefused: GORM reads a slice of per-entity or prefixed
+// IDs passed as a condition as a slice of models, and ANDs their keys
+// (id = A AND id = B), which matches nothing: the plugin refuses such a
+// query, update and delete with ErrKeysANDed instead of finding, changing
+// or deleting nothing in silence. The forms the error names work.
+func TestGormKeySlicesRefused(t *testing.T) {
+	t.Parallel()
+	gormRun(t, true, func(t *testing.T, db *gorm.DB) {
+		require.NoError(t, db.AutoMigrate(&PCustomer{}))
+		cs := []PCustomer{{Name: "a"}, {Name: "b"}, {Name: "c"}}
+		require.NoError(t, db.Create(&cs).Error)
+		two := []CustomerID{cs[0].ID, cs[1].ID}
+
+		var got []PCustomer
+		require.ErrorIs(t, db.Find(&got, two).Error, gormplugin.ErrKeysANDed)
+		require.ErrorIs(t, db.Where(two).Find(&got).Error, gormplugin.ErrKeysANDed)
+		require.ErrorIs(t, db.Model(&PCustomer{}).Where(two).Update("name", "x").Error, gormplugin.ErrKeysANDed)
+		require.ErrorIs(t, db.Delete(&PCustomer{}, two).Error, gormplugin.ErrKeysANDed)
+		var n int64
+		require.NoError(t, db.Model(&PCustomer{}).Where("name IN ?", []string{"a", "b"}).Count(&n).Error)
+		require.EqualValues(t, 2, n, "nothing deleted or updated")
+
+		require.NoError(t, db.Find(&got, "id IN ?", two).Error)
+		require.Len(t, got, 2)
+		require.NoError(t, db.Find(&got, []ulidflake.ID{cs[0].ID.ID, cs[2].ID.ID}).Error)
+		require.Len(t, got, 2)
+		require.NoError(t, db.Find(&got, two[:1]).Error)
+		require.Len(t, got, 1)
+		require.Equal(t, cs[0].ID, got[0].ID)
+		res := db.Delete(&PCustomer{}, "id IN ?", two)
+		require.NoError(t, res.Error)
+		require.EqualValues(t, 2, res.RowsAffected)
 	})
 }
