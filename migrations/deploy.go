@@ -99,6 +99,7 @@ func pinSchema(ctx context.Context, tx execer, schema string) error {
 func adopt(ctx context.Context, tx execer, table string, all []Migration) (int, error) {
 	var v int
 	if err := tx.QueryRowContext(ctx, `SELECT CASE
+		WHEN pg_catalog.to_regprocedure(pg_catalog.format('%I.ulid_flake_decode(text, text)', s)) IS NOT NULL THEN 6
 		WHEN pg_catalog.to_regprocedure(pg_catalog.format('%I.ulid_flake_at(timestamp with time zone)', s)) IS NOT NULL THEN 5
 		WHEN pg_catalog.to_regclass(pg_catalog.format('%I.ulid_flake_state', s)) IS NOT NULL THEN 4
 		WHEN pg_catalog.to_regtype(pg_catalog.format('%I.ulid_flake_epoch_setting', s)) IS NOT NULL THEN 3

@@ -202,7 +202,10 @@ func callEverything(t *testing.T, ctx context.Context, db *sql.DB, path, schema 
 	exec(`SELECT `+q+`.ulid_flake_encode(id), `+q+`.ulid_flake_decode(`+q+`.ulid_flake_encode(id)), `+q+`.ulid_flake_time(id),
 		`+q+`.ulid_flake_min(pg_catalog.now()), `+q+`.ulid_flake_max(pg_catalog.now()), `+q+`.ulid_flake_at(pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 day') FROM `+table, false)
 	exec(`SELECT `+q+`.ulid_flake_check_node()`, false)
-	for _, bad := range []string{`ulid_flake_encode(-1)`, `ulid_flake_decode('x')`, `ulid_flake_min('infinity')`,
+	exec(`SELECT `+q+`.ulid_flake_decode(`+q+`.ulid_flake_encode(id, 'cus'), 'cus') FROM `+table, false)
+	for _, bad := range []string{`ulid_flake_decode('ord_0000000000001', 'cus')`, `ulid_flake_decode('0000000000001', 'cus')`,
+		`ulid_flake_encode(1, 'Cus')`, `ulid_flake_decode('cus_x', 'cus')`,
+		`ulid_flake_encode(-1)`, `ulid_flake_decode('x')`, `ulid_flake_min('infinity')`,
 		`ulid_flake_max('2400-01-01')`, `ulid_flake_scalable()`, `ulid_flake_scalable(40)`, `ulid_flake_at('infinity')`} {
 		exec(`SELECT `+q+`.`+bad, true)
 	}
