@@ -9,7 +9,8 @@
 //	ulidflake migrations write -tool golang-migrate|goose -dir DIR
 //	ulidflake convert -table T [-column id] [-database-url URL] [-apply] [-down]
 //
-// inspect accepts the 13-character Base32 form or the decimal integer; an
+// inspect accepts the 13-character Base32 form, a prefixed ID
+// (cus_00EZJCRCB4650, whose prefix it prints) or the decimal integer; an
 // input of 13 characters is read as Base32. It reads words of any length
 // from stdin; a negative number is an input (refused), not a flag. bounds
 // clamps times outside the format's range to its ends, and says so.
@@ -334,13 +335,17 @@ func (p *inspector) inspect(word string, size int) {
 			flake.ErrLength, word[:16], size))
 		return
 	}
-	id, err := parseAny(word)
+	prefix, rest := splitPrefix(word)
+	id, err := parseAny(rest)
 	if err != nil {
 		p.bad = errors.Join(p.bad, err)
 		return
 	}
 	if p.n > 1 {
 		fmt.Fprintln(p.w)
+	}
+	if prefix != "" {
+		fmt.Fprintf(p.w, "prefix      %s\n", prefix)
 	}
 	fmt.Fprintf(p.w, "id          %s\n", id)
 	fmt.Fprintf(p.w, "time        %s\n", p.epoch.Time(id).Format(flake.RFC3339Milli))
@@ -354,7 +359,7 @@ func (p *inspector) inspect(word string, size int) {
 
 // maxWord is the longest word readWords hands over whole: longer than any
 // ID's form, so that a longer word is bad input.
-const maxWord = 64
+const maxWord = 96
 
 // readWords calls fn with each blank-separated word of r, and its length
 // in bytes; a word longer than maxWord is cut there, whatever its length,
@@ -386,6 +391,19 @@ func readWords(r io.Reader, fn func(word string, size int)) error {
 }
 
 // parseAny reads the Base32 form (13 characters) or the decimal integer.
+// prefixed is the text form of a prefixed ID (flake.Prefixed):
+// cus_00EZJCRCB4650.
+var prefixed = regexp.MustCompile(`^([a-z](?:[a-z0-9_]{0,61}[a-z0-9])?)_([0-9A-Za-z]{13})$`)
+
+// splitPrefix returns the prefix and the 13 characters of a prefixed ID,
+// or "" and s for anything else.
+func splitPrefix(s string) (prefix, rest string) {
+	if m := prefixed.FindStringSubmatch(s); m != nil {
+		return m[1], m[2]
+	}
+	return "", s
+}
+
 func parseAny(s string) (flake.ID, error) {
 	if len(s) == flake.EncodedLen {
 		return flake.Parse(s)

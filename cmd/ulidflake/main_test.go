@@ -113,8 +113,18 @@ func TestInspect(t *testing.T) {
 			t.Errorf("%v:\n%s", tc.args, out)
 		}
 	}
+	// A prefixed ID (flake.Prefixed): its prefix, then the same lines.
+	code, out, errOut := runCLI("", "inspect", "cus_00ezjcrcb4650")
+	if code != 0 || errOut != "" || strings.TrimSpace(out) != "prefix      cus\n"+strings.Join(want, "\n") {
+		t.Fatalf("prefixed: exit %d, stderr %q:\n%s", code, errOut, out)
+	}
+	for _, bad := range []string{"Cus_00EZJCRCB4650", "cus__00EZJCRCB4650", "_00EZJCRCB4650", "cus_00EZJCRCB465"} {
+		if code, _, _ := runCLI("", "inspect", bad); code != 2 {
+			t.Errorf("inspect %s: exit %d, want 2", bad, code)
+		}
+	}
 	// Several IDs from stdin, blank-separated blocks.
-	code, out, _ := runCLI("00EZJCRCB4650 7ZZZZZZZZZZZZ\n0000000000001\n", "inspect")
+	code, out, _ = runCLI("00EZJCRCB4650 7ZZZZZZZZZZZZ\n0000000000001\n", "inspect")
 	if code != 0 || strings.Count(out, "id          ") != 3 || !strings.Contains(out, "time        2302-09-27T15:10:22.207Z") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
