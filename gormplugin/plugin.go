@@ -68,7 +68,9 @@
 // others (a pointer key becomes nil). Children of a value whose key is
 // zeroed are then refused (flake.ErrZeroID), never written pointing at
 // nothing. This holds for the associations GORM creates in the same call
-// (it creates them with ON CONFLICT DO NOTHING, or DO UPDATE with
+// (it creates belongs-to and many-to-many rows with ON CONFLICT DO
+// NOTHING, has-one and has-many rows with DO UPDATE of their foreign key,
+// and every row with DO UPDATE of every column under
 // FullSaveAssociations).
 //
 // After a create that fails, every key the plugin filled in it and in the

@@ -23,7 +23,8 @@
 //
 // Without Register, ulidflake.ID still works through its driver.Valuer and
 // sql.Scanner, also as binary int8, at the cost of an allocation per
-// scanned value. Slices of IDs as parameters in QueryExecModeExec and
+// scanned value. Prefixed IDs (ulidflake.Prefixed[P]) and per-entity types
+// (struct{ ulidflake.ID }) always work that way, with or without Register. Slices of IDs as parameters in QueryExecModeExec and
 // QueryExecModeSimpleProtocol need Register (pgx cannot tell their element
 // type without describing the statement).
 //
