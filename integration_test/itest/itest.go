@@ -309,7 +309,7 @@ var HijackTypes = []string{"integer", "bigint", "double precision", "numeric", "
 // HostileSchemas are schema names that end comments, literals, dollar-quoted
 // bodies or statements if pasted unquoted, plus Unicode and 63 bytes.
 var HostileSchemas = []string{
-	`a$body$b`, `"50%off"`, `it's`, "new\nline", `x--y`, `/*c`, `$$`, `$tag$`, `back\slash`,
+	`a$body$b`, `"50%off"`, `x%y`, `x%%y`, `x%1$s`, `it's`, "new\nline", `x--y`, `/*c`, `$$`, `$tag$`, `back\slash`,
 	`x';END IF;DROP TABLE victim;--`, "ünï🦀", strings.Repeat("é", 31) + "x",
 }
 

@@ -33,6 +33,11 @@ func TestMigrateRefusesPlantedObjects(t *testing.T) {
 				$$ BEGIN EXECUTE 'ALTER ROLE %[1]s SUPERUSER'; RETURN NEW; END $$;
 			CREATE TRIGGER escalate BEFORE INSERT ON public.ulid_flake_migrations
 				FOR EACH ROW EXECUTE FUNCTION public.escalate()`,
+			// Adopted as version 6 (an install by another tool) and called.
+			`CREATE FUNCTION public.ulid_flake_decode(s text, prefix text) RETURNS bigint LANGUAGE plpgsql AS
+				$$ BEGIN EXECUTE 'ALTER ROLE %[1]s SUPERUSER'; RETURN 42; END $$`,
+			`CREATE FUNCTION public.ulid_flake_at(t timestamptz) RETURNS bigint LANGUAGE plpgsql AS
+				$$ BEGIN EXECUTE 'ALTER ROLE %[1]s SUPERUSER'; RETURN 42; END $$`,
 		} {
 			sdb := itest.EmptyDB(t, db.Server)
 			role := fmt.Sprintf("planter_%d_%d", db.Server.Major, i)

@@ -42,6 +42,18 @@ func TestInstallIntoHostileSchemas(t *testing.T) {
 				`+q+`.ulid_flake_encode(42), `+q+`.ulid_flake_min(now()), `+q+`.ulid_flake_max(now())`).Scan(&id, &id, &text, &low, &high), name)
 			require.Equal(t, "000000000001A", text)
 			require.Less(t, low, high)
+			require.NoError(t, sdb.QueryRowContext(ctx, `SELECT `+q+`.ulid_flake_encode(42, 'cus')`).Scan(&text), name)
+			require.Equal(t, "cus_000000000001A", text)
+			_, err = sdb.ExecContext(ctx, `SELECT `+q+`.ulid_flake_encode(42, 'Cus')`)
+			require.ErrorContains(t, err, "22023", name)
+			// Every function the install's bodies call is its own or pg_catalog's
+			// (x%%y's must not call x%y's: a name read twice by format()).
+			var others string
+			require.NoError(t, sdb.QueryRowContext(ctx, `SELECT coalesce(string_agg(DISTINCT rn.nspname, ', '), '')
+				FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.refclassid = 'pg_proc'::regclass
+				JOIN pg_proc r ON r.oid = d.refobjid JOIN pg_namespace rn ON rn.oid = r.pronamespace
+				WHERE p.pronamespace = $1::regnamespace AND rn.nspname NOT IN ($2, 'pg_catalog')`, q, name).Scan(&others))
+			require.Empty(t, others, "functions of %q call functions of other schemas", name)
 			// The dry run's SQL, run as a script, does the same from scratch.
 			_, err = migrations.Migrate(ctx, sdb, migrations.Schema(name), migrations.Table(name), migrations.To(0))
 			require.NoError(t, err, name)

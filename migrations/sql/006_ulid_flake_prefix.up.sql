@@ -20,18 +20,22 @@ DO $install$
 DECLARE
 	schema text := pg_catalog.current_schema();
 	-- The prefix's check, raising 22023 when it fails, for a function
-	-- returning %1$s.
-	bad_prefix text := pg_catalog.format($c$NOT (COALESCE(prefix OPERATOR(pg_catalog.~) %1$L::text, false)
+	-- returning %5$s. Each text that holds the schema's name goes through
+	-- format() once, and only as an argument afterwards: a % in the name
+	-- is never read as a directive.
+	check_tmpl text := $c$NOT (COALESCE(prefix OPERATOR(pg_catalog.~) %1$L::text, false)
 		AND pg_catalog.octet_length(prefix) OPERATOR(pg_catalog.<=) 63) THEN %2$I.ulid_flake_raise(%3$L::text,
-		pg_catalog.format(%4$L::text, pg_catalog.to_json(prefix)), NULL::%%1$s)$c$,
-		E'^[a-z]([a-z0-9_]*[a-z0-9])?$', pg_catalog.current_schema(), '22023',
-		'ulid_flake: wrong prefix: %%s is not 1 to 63 lower-case ASCII letters, digits and underscores, starting with a letter and not ending with an underscore');
+		pg_catalog.format(%4$L::text, pg_catalog.to_json(prefix)), NULL::%5$s)$c$;
+	re     text := E'^[a-z]([a-z0-9_]*[a-z0-9])?$';
+	msg    text := 'ulid_flake: wrong prefix: %s is not 1 to 63 lower-case ASCII letters, digits and underscores, starting with a letter and not ending with an underscore';
+	bad_text   text := pg_catalog.format(check_tmpl, re, schema, '22023', msg, 'text');
+	bad_bigint text := pg_catalog.format(check_tmpl, re, schema, '22023', msg, 'bigint');
 BEGIN
 	EXECUTE pg_catalog.format('CREATE FUNCTION %1$I.ulid_flake_encode(id bigint, prefix text) RETURNS text
 		LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 		RETURN CASE WHEN %2$s
 			ELSE prefix OPERATOR(pg_catalog.||) %3$L::text OPERATOR(pg_catalog.||) %1$I.ulid_flake_encode(id) END',
-		pg_catalog.current_schema(), pg_catalog.format(bad_prefix, 'text'), '_');
+		schema, bad_text, '_');
 
 	-- The prefix found in s (what precedes its last underscore) names what
 	-- was sent in the error.
@@ -48,7 +52,7 @@ BEGIN
 					pg_catalog.to_json(prefix)), NULL::bigint)
 			ELSE %1$I.ulid_flake_raise(%4$L::text, pg_catalog.format(%6$L::text, pg_catalog.to_json(s),
 				pg_catalog.to_json(prefix OPERATOR(pg_catalog.||) %3$L::text)), NULL::bigint) END',
-		pg_catalog.current_schema(), pg_catalog.format(bad_prefix, 'bigint'), '_', '22P02',
+		schema, bad_bigint, '_', '22P02',
 		'ulid_flake: wrong prefix: %s has the prefix %s, want %s',
 		'ulid_flake: wrong prefix: %s has no prefix, want %s followed by 13 characters');
 END
