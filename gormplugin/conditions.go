@@ -31,15 +31,22 @@ func refuseANDedKeys(db *gorm.DB) {
 	if !ok {
 		return
 	}
-	seen := map[clause.Column]flake.ID{}
+	seen := map[clause.Column]int64{}
 	if col, a, b, found := andedKeys(w.Exprs, seen); found {
-		_ = db.AddError(fmt.Errorf("%w: %s = %s AND %s = %s", ErrKeysANDed, col.Name, a, col.Name, b))
+		_ = db.AddError(fmt.Errorf("%w: %s = %s AND %s = %s", ErrKeysANDed, col.Name, flake.ID(a), col.Name, flake.ID(b)))
 	}
 }
 
 // andedKeys walks a conjunction (and the conjunctions inside it) for two
-// equalities of one column with different IDs.
-func andedKeys(exprs []clause.Expression, seen map[clause.Column]flake.ID) (clause.Column, flake.ID, flake.ID, bool) {
+// equalities of one column with different IDs (of any ID type). GORM
+// prints a conjunction that holds an OR (Where(a).Where(b).Or(c)) without
+// parentheses, as a AND b OR c: such a level is left alone.
+func andedKeys(exprs []clause.Expression, seen map[clause.Column]int64) (clause.Column, int64, int64, bool) {
+	for _, e := range exprs {
+		if _, ok := e.(clause.OrConditions); ok {
+			return clause.Column{}, 0, 0, false
+		}
+	}
 	for _, e := range exprs {
 		switch e := e.(type) {
 		case clause.AndConditions:
@@ -47,7 +54,7 @@ func andedKeys(exprs []clause.Expression, seen map[clause.Column]flake.ID) (clau
 				return col, a, b, true
 			}
 		case clause.Eq:
-			id, ok := e.Value.(flake.ID)
+			id, ok := keyInt(e.Value)
 			col, isCol := e.Column.(clause.Column)
 			if !ok || !isCol {
 				continue

@@ -141,6 +141,12 @@ func TestGormKeySlicesRefused(t *testing.T) {
 		require.NoError(t, db.Model(&PCustomer{}).Where("name IN ?", []string{"a", "b"}).Count(&n).Error)
 		require.EqualValues(t, 2, n, "nothing deleted or updated")
 
+		require.ErrorIs(t, db.Where(&PCustomer{ID: cs[0].ID}).Where(&PCustomer{ID: cs[1].ID}).Find(&got).Error, gormplugin.ErrKeysANDed)
+		require.ErrorIs(t, db.Where(map[string]any{"id": cs[0].ID}).Where(map[string]any{"id": cs[1].ID}).Find(&got).Error, gormplugin.ErrKeysANDed)
+		// GORM prints Where(a).Where(b).Or(c) as "a AND b OR c", which finds c.
+		require.NoError(t, db.Where(&PCustomer{ID: cs[0].ID}).Where(&PCustomer{ID: cs[1].ID}).Or(&PCustomer{ID: cs[2].ID}).Find(&got).Error)
+		require.Len(t, got, 1)
+		require.Equal(t, cs[2].ID, got[0].ID)
 		require.NoError(t, db.Find(&got, "id IN ?", two).Error)
 		require.Len(t, got, 2)
 		require.NoError(t, db.Find(&got, []ulidflake.ID{cs[0].ID.ID, cs[2].ID.ID}).Error)
