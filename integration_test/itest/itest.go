@@ -164,10 +164,17 @@ func PlantTypes(t *testing.T, ctx context.Context, conn *sql.Conn, role string, 
 		}
 	}
 	for _, fn := range funcs {
-		rows, err := conn.QueryContext(ctx, `SELECT oidvectortypes(proargtypes), format_type(prorettype, NULL) FROM pg_proc
-			WHERE proname = $1 AND pronamespace = 'pg_catalog'::regnamespace AND NOT proretset
-			AND NOT EXISTS (SELECT FROM unnest(proargtypes) a JOIN pg_type ty ON ty.oid = a WHERE ty.typtype = 'p')
-			AND (SELECT typtype FROM pg_type WHERE oid = prorettype) <> 'p'`, fn)
+		// Qualified throughout: this statement is prepared once and run
+		// again between plantings, and a cache reset on a busy server
+		// re-plans it, when an unqualified format_type(oid, NULL) would
+		// resolve to a planted one (0A000: cached plan must not change
+		// result type).
+		rows, err := conn.QueryContext(ctx, `SELECT pg_catalog.oidvectortypes(p.proargtypes), pg_catalog.format_type(p.prorettype, NULL::pg_catalog.int4)
+			FROM pg_catalog.pg_proc p
+			WHERE p.proname OPERATOR(pg_catalog.=) $1::pg_catalog.name AND p.pronamespace OPERATOR(pg_catalog.=) 'pg_catalog'::pg_catalog.regnamespace AND NOT p.proretset
+			AND NOT EXISTS (SELECT FROM pg_catalog.unnest(p.proargtypes) a JOIN pg_catalog.pg_type ty ON ty.oid OPERATOR(pg_catalog.=) a
+				WHERE ty.typtype OPERATOR(pg_catalog.=) 'p'::pg_catalog.char)
+			AND (SELECT ty.typtype FROM pg_catalog.pg_type ty WHERE ty.oid OPERATOR(pg_catalog.=) p.prorettype) OPERATOR(pg_catalog.<>) 'p'::pg_catalog.char`, fn)
 		require.NoError(t, err)
 		var builtins [][2]string
 		for rows.Next() {
