@@ -99,6 +99,8 @@ func pinSchema(ctx context.Context, tx execer, schema string) error {
 func adopt(ctx context.Context, tx execer, table string, all []Migration) (int, error) {
 	var v int
 	if err := tx.QueryRowContext(ctx, `SELECT CASE
+		WHEN pg_catalog.to_regprocedure(pg_catalog.format('%I.ulid_flake_set_epoch(bigint)', s)) IS NOT NULL
+			AND pg_catalog.to_regprocedure(pg_catalog.format('%I.ulid_flake_epoch_ms()', s)) IS NOT NULL THEN 7
 		WHEN pg_catalog.to_regprocedure(pg_catalog.format('%I.ulid_flake_decode(text, text)', s)) IS NOT NULL
 			AND pg_catalog.to_regprocedure(pg_catalog.format('%I.ulid_flake_encode(bigint, text)', s)) IS NOT NULL THEN 6
 		WHEN pg_catalog.to_regprocedure(pg_catalog.format('%I.ulid_flake_at(timestamp with time zone)', s)) IS NOT NULL THEN 5
@@ -142,8 +144,9 @@ func checkNode(ctx context.Context, tx execer, current int) error {
 // the install schema that Migrate reads, adopts or calls by name (the
 // state table and the sequence, the types that mark versions 2 and 3, the
 // functions ulid_flake, ulid_flake_scalable, ulid_flake_check_node,
-// ulid_flake_build, and ulid_flake_at, ulid_flake_encode and
-// ulid_flake_decode, which mark versions 5 and 6, in any signature), is owned by a role that is neither
+// ulid_flake_build, and ulid_flake_at, ulid_flake_encode,
+// ulid_flake_decode, ulid_flake_epoch_ms and ulid_flake_set_epoch, which
+// mark versions 5 to 7, in any signature), is owned by a role that is neither
 // the one running Migrate nor a superuser: another role's objects there (a
 // trigger on a planted version table, a planted ulid_flake_check_node())
 // would run with the caller's rights.
@@ -163,7 +166,7 @@ func trusted(ctx context.Context, tx execer, table string) error {
 			UNION ALL SELECT 'function ' OPERATOR(pg_catalog.||) p.oid::pg_catalog.regprocedure::pg_catalog.text, p.proowner
 				FROM pg_catalog.pg_proc p, s WHERE p.pronamespace OPERATOR(pg_catalog.=) s.oid
 				AND p.proname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (ARRAY['ulid_flake', 'ulid_flake_scalable', 'ulid_flake_check_node', 'ulid_flake_build',
-					'ulid_flake_at', 'ulid_flake_encode', 'ulid_flake_decode']))
+					'ulid_flake_at', 'ulid_flake_encode', 'ulid_flake_decode', 'ulid_flake_epoch_ms', 'ulid_flake_set_epoch']))
 		SELECT pg_catalog.string_agg(o.what OPERATOR(pg_catalog.||) ' (owner ' OPERATOR(pg_catalog.||)
 				pg_catalog.quote_ident(r.rolname) OPERATOR(pg_catalog.||) ')', ', ' ORDER BY o.what)
 			FROM o JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) o.owner

@@ -38,6 +38,12 @@ func TestMigrateRefusesPlantedObjects(t *testing.T) {
 				$$ BEGIN EXECUTE 'ALTER ROLE %[1]s SUPERUSER'; RETURN 42; END $$`,
 			`CREATE FUNCTION public.ulid_flake_at(t timestamptz) RETURNS bigint LANGUAGE plpgsql AS
 				$$ BEGIN EXECUTE 'ALTER ROLE %[1]s SUPERUSER'; RETURN 42; END $$`,
+			// Adopted as version 7; then the generators would call it.
+			`CREATE FUNCTION public.ulid_flake_set_epoch(epoch_ms bigint) RETURNS void LANGUAGE sql AS 'SELECT';
+			CREATE FUNCTION public.ulid_flake_epoch_ms() RETURNS bigint LANGUAGE plpgsql AS
+				$$ BEGIN EXECUTE 'ALTER ROLE %[1]s SUPERUSER'; RETURN 0; END $$`,
+			`CREATE FUNCTION public.ulid_flake_epoch_ms() RETURNS bigint LANGUAGE plpgsql AS
+				$$ BEGIN EXECUTE 'ALTER ROLE %[1]s SUPERUSER'; RETURN 0; END $$`,
 		} {
 			sdb := itest.EmptyDB(t, db.Server)
 			role := fmt.Sprintf("planter_%d_%d", db.Server.Major, i)

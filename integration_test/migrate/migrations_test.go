@@ -189,12 +189,12 @@ func TestSQLMatchesGo(t *testing.T) {
 		require.Equal(t, int64(hi), sqlHi)
 		require.True(t, sqlTime.Equal(at), "%s vs %s", sqlTime, at)
 
-		// A custom epoch, set as a setting, agrees with the Go epoch.
+		// A custom epoch, set by ulid_flake_set_epoch, agrees with the Go epoch.
 		epoch, _ := flake.NewEpoch(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
 		conn, err := db.Acquire(ctx)
 		require.NoError(t, err)
 		defer conn.Release()
-		_, err = conn.Exec(ctx, fmt.Sprintf(`SET ulid_flake.epoch_ms = %d`, epoch.UnixMilli()))
+		_, err = conn.Exec(ctx, `SELECT ulid_flake_set_epoch($1)`, epoch.UnixMilli())
 		require.NoError(t, err)
 		var gen int64
 		var before, after time.Time
@@ -292,12 +292,11 @@ func TestSQLGeneratorErrors(t *testing.T) {
 			err := db.QueryRow(ctx, q).Scan(&v)
 			require.ErrorContains(t, err, want, q)
 		}
-		// Bad settings are named, with stable SQLSTATEs.
+		// Bad settings and epochs are named, with stable SQLSTATEs. The
+		// epoch setting is read only by the install (version 7).
 		for _, tc := range []struct{ set, query, want, code string }{
-			{`SET ulid_flake.epoch_ms = 'soon'`, `SELECT ulid_flake()`, "ulid_flake.epoch_ms must be an integer", "23514"},
-			{`SET ulid_flake.epoch_ms = '1e12'`, `SELECT ulid_flake_scalable(1)`, "ulid_flake.epoch_ms must be an integer", "23514"},
-			{`SET ulid_flake.epoch_ms = 'x'`, `SELECT ulid_flake_time(1)::text::bigint`, "ulid_flake.epoch_ms must be an integer", "23514"},
-			{`SET ulid_flake.epoch_ms = 'x'`, `SELECT ulid_flake_min(now())`, "ulid_flake.epoch_ms must be an integer", "23514"},
+			{`SET ulid_flake.epoch_ms = 'soon'`, `SELECT ulid_flake_set_epoch(1234567890123456789)`, "ulid_flake.epoch_ms must be an integer", "23514"},
+			{`SET ulid_flake.epoch_ms = 'x'`, `SELECT ulid_flake_set_epoch(NULL)`, "the epoch is NULL", "22004"},
 			{`SET ulid_flake.sid = 'seven'`, `SELECT ulid_flake_scalable()`, "ulid_flake.sid must be an integer in 0..31", "23514"},
 			{`SET ulid_flake.sid = '40'`, `SELECT ulid_flake_scalable()`, "SID not in 0..31", "23514"},
 		} {
@@ -306,6 +305,11 @@ func TestSQLGeneratorErrors(t *testing.T) {
 			_, err = conn.Exec(ctx, tc.set)
 			require.NoError(t, err)
 			err = conn.QueryRow(ctx, tc.query).Scan(&v)
+			if strings.HasPrefix(tc.set, `SET ulid_flake.epoch_ms`) {
+				require.NoError(t, conn.QueryRow(ctx, `SELECT ulid_flake_min(now()) OPERATOR(pg_catalog.+) ulid_flake()`).Scan(new(int64)),
+					"the setting is not read: %s", tc.set)
+				err = conn.QueryRow(ctx, tc.query).Scan(new(any))
+			}
 			var pgErr *pgconn.PgError
 			require.ErrorAs(t, err, &pgErr, "%s; %s", tc.set, tc.query)
 			require.Contains(t, pgErr.Message+" "+pgErr.ConstraintName, tc.want, "%s; %s", tc.set, tc.query)
@@ -316,10 +320,15 @@ func TestSQLGeneratorErrors(t *testing.T) {
 		conn, err := db.Acquire(ctx)
 		require.NoError(t, err)
 		defer conn.Release()
-		_, err = conn.Exec(ctx, `SET ulid_flake.epoch_ms = 4102444800000`) // 2100: the clock is before it
+		_, err = conn.Exec(ctx, `SELECT ulid_flake_set_epoch(4102444800000)`) // 2100: the clock is before it
 		require.NoError(t, err)
 		err = conn.QueryRow(ctx, `SELECT ulid_flake()`).Scan(&v)
 		require.ErrorContains(t, err, "clock outside the epoch range")
+		var pgErr *pgconn.PgError
+		require.ErrorAs(t, err, &pgErr)
+		require.Equal(t, "23514", pgErr.Code)
+		_, err = conn.Exec(ctx, `SELECT ulid_flake_set_epoch(1704067200000)`)
+		require.NoError(t, err)
 	})
 }
 

@@ -56,14 +56,11 @@ func TestSchemaNamesUnderSettings(t *testing.T) {
 				require.NoError(t, sdb.QueryRowContext(ctx, `SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 					WHERE n.nspname = $1 AND c.relname IN ('ulid_flake_seq', 'ulid_flake_state', $1)`, schema).Scan(&n))
 				require.Equal(t, 3, n, "%q: sequence, state and version table in the schema", schema)
-				_, err = sdb.ExecContext(ctx, `SET ulid_flake.epoch_ms = ' 1704067200000 '`)
-				require.NoError(t, err)
+				_, err = sdb.ExecContext(ctx, `SELECT `+q+`.ulid_flake_set_epoch(1704067200000)`)
+				require.NoError(t, err, "%q scs=%s", schema, scs)
 				require.NoError(t, sdb.QueryRowContext(ctx, `SELECT `+q+`.ulid_flake(), `+q+`.ulid_flake_scalable(3), `+q+`.ulid_flake_min(now())`).Scan(&id, &sid, &low), "%q scs=%s", schema, scs)
-				_, err = sdb.ExecContext(ctx, `SET ulid_flake.epoch_ms = 'ss'`)
-				require.NoError(t, err)
-				require.Error(t, sdb.QueryRowContext(ctx, `SELECT `+q+`.ulid_flake()`).Scan(&id), "%q scs=%s", schema, scs)
-				_, err = sdb.ExecContext(ctx, `RESET ulid_flake.epoch_ms`)
-				require.NoError(t, err)
+				_, err = sdb.ExecContext(ctx, `SELECT `+q+`.ulid_flake_set_epoch(1234567890123456789)`)
+				require.Error(t, err, "%q scs=%s", schema, scs)
 			}
 		}
 	})

@@ -1,0 +1,126 @@
+-- ulidflake 007: the epoch is fixed at install, so that the generators
+-- read no setting per row.
+--
+-- * ulid_flake_epoch_ms() returns the epoch, in Unix milliseconds. It is an
+--   SQL function holding a constant: the planner inlines it, and the
+--   generators, ulid_flake_time, ulid_flake_min and ulid_flake_max, which
+--   call it, get the epoch as a constant in their plans. It is STABLE, not
+--   IMMUTABLE: the planner inlines a STABLE function and records that the
+--   plan depends on it, so that a cached plan is made again when
+--   ulid_flake_set_epoch replaces it; an IMMUTABLE one is evaluated ahead
+--   and leaves no such trace, and a cached plan would keep the old epoch
+--   (TestSetEpochReachesCachedPlans). Version 6
+--   read the setting ulid_flake.epoch_ms and checked it through a domain on
+--   every row, which cost about as much as the rest of ulid_flake().
+-- * This file takes the epoch from ulid_flake.epoch_ms as it reads when the
+--   file runs (ALTER DATABASE ... SET, or SET in the session that installs),
+--   checked as version 6 checked it (23514), or else 2024-01-01
+--   (1704067200000). After that the setting is not read:
+--   ulid_flake_set_epoch(ms), for the install's owner, changes the epoch.
+-- * ulid_flake_state.epoch_ms records it beside the offset, where the C
+--   extension (ulid_flake_ext) reads it. ulid_flake_set_epoch and
+--   ulid_flake_build write both in the same transaction.
+-- * The generators keep their formula and offset, and their range check of
+--   the clock (the domain ulid_flake_timestamp: it is what refuses a
+--   wrapped ID, and costs little once the epoch is a constant);
+--   ulid_flake_scalable reads ulid_flake.sid only when it is given no SID.
+--
+-- As in 004, every statement runs with search_path pinned to the install
+-- schema, and the bodies are SQL-standard with qualified operators and
+-- functions, or PL/pgSQL with search_path = pg_catalog, pg_temp; a text
+-- that holds the schema's name is given to format() only as an argument.
+SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.current_schema()), true);
+
+ALTER TABLE ulid_flake_state ADD COLUMN epoch_ms bigint;
+
+DO $install$
+DECLARE
+	schema text := pg_catalog.current_schema();
+	-- The epoch this install keeps, from the setting if it is set.
+	ms_set bigint := COALESCE(NULLIF(pg_catalog.current_setting('ulid_flake.epoch_ms'::text, true), ''::text)::ulid_flake_epoch_setting::bigint,
+		1704067200000::bigint);
+	epoch  text := pg_catalog.format('%I.ulid_flake_epoch_ms()', pg_catalog.current_schema());
+	tms    text;
+	bound  text;
+	rebuilt boolean;
+BEGIN
+	EXECUTE pg_catalog.format('CREATE FUNCTION %I.ulid_flake_epoch_ms() RETURNS bigint
+		LANGUAGE sql STABLE PARALLEL SAFE RETURN %L::bigint', schema, ms_set);
+
+	-- ulid_flake_time, ulid_flake_min and ulid_flake_max, as in 004, with
+	-- the epoch from ulid_flake_epoch_ms().
+	EXECUTE pg_catalog.format('CREATE OR REPLACE FUNCTION %I.ulid_flake_time(id bigint) RETURNS timestamp with time zone
+		LANGUAGE sql STABLE STRICT PARALLEL SAFE
+		RETURN %L::timestamp with time zone OPERATOR(pg_catalog.+)
+			((%s OPERATOR(pg_catalog.+) ((id OPERATOR(pg_catalog.>>) 20) OPERATOR(pg_catalog.&) 8796093022207::bigint))::double precision
+			OPERATOR(pg_catalog.*) %L::interval)',
+		schema, '1970-01-01 00:00:00+00', epoch, '1 millisecond');
+	tms := pg_catalog.format('(pg_catalog.floor(EXTRACT(epoch FROM t) OPERATOR(pg_catalog.*) 1000::numeric)::bigint OPERATOR(pg_catalog.-) %s)', epoch);
+	bound := $b$RETURN CASE
+		WHEN NOT pg_catalog.isfinite(t) THEN %1$I.ulid_flake_raise('22003'::text,
+			pg_catalog.format('ulid_flake: time out of range: %%s is not a finite time', t), NULL::bigint)
+		WHEN %2$s OPERATOR(pg_catalog.<) 0::bigint OR %2$s OPERATOR(pg_catalog.>) 8796093022207::bigint THEN %1$I.ulid_flake_raise('22003'::text,
+			pg_catalog.format('ulid_flake: time out of range: %%s is %%s ms from the epoch, not between 0 and 8796093022207', t, %2$s), NULL::bigint)
+		ELSE (%2$s OPERATOR(pg_catalog.<<) 20) OPERATOR(pg_catalog.|) %3$s::bigint
+	END$b$;
+	EXECUTE pg_catalog.format('CREATE OR REPLACE FUNCTION %I.ulid_flake_min(t timestamp with time zone) RETURNS bigint
+		LANGUAGE sql STABLE STRICT PARALLEL SAFE ', schema) OPERATOR(pg_catalog.||) pg_catalog.format(bound, schema, tms, 0);
+	EXECUTE pg_catalog.format('CREATE OR REPLACE FUNCTION %I.ulid_flake_max(t timestamp with time zone) RETURNS bigint
+		LANGUAGE sql STABLE STRICT PARALLEL SAFE ', schema) OPERATOR(pg_catalog.||) pg_catalog.format(bound, schema, tms, 1048575);
+
+	-- ulid_flake_build(offset), as in 004, with the epoch from
+	-- ulid_flake_epoch_ms(), which it also records in the state.
+	EXECUTE pg_catalog.format($f$CREATE OR REPLACE FUNCTION %1$I.ulid_flake_build(new_offset bigint) RETURNS void
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS %2$L$f$, schema, pg_catalog.format($body$
+DECLARE
+	schema text := %1$L;
+	x      text;
+	ms     text;
+BEGIN
+	IF new_offset IS NULL OR new_offset < 0 OR new_offset >= 1048575 THEN
+		RAISE EXCEPTION 'ulid_flake: offset %% not in 0..1048574', new_offset USING ERRCODE = '22003';
+	END IF;
+	x  := format('((pg_catalog.nextval(%%L::regclass) OPERATOR(pg_catalog.%%%%) 1048575::bigint) OPERATOR(pg_catalog.+) %%s::bigint) OPERATOR(pg_catalog.%%%%) 1048575::bigint',
+		format('%%I.ulid_flake_seq', schema), new_offset);
+	ms := format('((pg_catalog.floor(pg_catalog.date_part(%%L::text, pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000::double precision)::bigint OPERATOR(pg_catalog.-) %%s)::%%I.ulid_flake_timestamp::bigint OPERATOR(pg_catalog.<<) 20)',
+		'epoch', %2$L, schema);
+	EXECUTE format('CREATE OR REPLACE FUNCTION %%I.ulid_flake() RETURNS bigint LANGUAGE sql VOLATILE PARALLEL UNSAFE
+		RETURN GREATEST(%%s OPERATOR(pg_catalog.|) (((%%s) OPERATOR(pg_catalog.*) 32::bigint) OPERATOR(pg_catalog.%%%%) 1048575::bigint), 1::bigint)',
+		schema, ms, x);
+	EXECUTE format('CREATE OR REPLACE FUNCTION %%I.ulid_flake_scalable(sid integer DEFAULT NULL) RETURNS bigint LANGUAGE sql VOLATILE PARALLEL UNSAFE
+		RETURN GREATEST(%%s OPERATOR(pg_catalog.|) (((%%s) OPERATOR(pg_catalog.&) 32767::bigint) OPERATOR(pg_catalog.<<) 5)
+			OPERATOR(pg_catalog.|) COALESCE(sid, NULLIF(pg_catalog.current_setting(%%L::text, true), %%L::text)::%%I.ulid_flake_sid_setting::integer)::%%I.ulid_flake_sid::bigint, 1::bigint)',
+		schema, ms, x, 'ulid_flake.sid', '', schema, schema);
+	EXECUTE format('INSERT INTO %%1$I.ulid_flake_state AS s ("offset", system_id, database_oid, drawn_at, epoch_ms)
+		SELECT $1, c.system_identifier, d.oid, pg_catalog.now(), %%1$I.ulid_flake_epoch_ms()
+		FROM pg_catalog.pg_control_system() AS c, pg_catalog.pg_database AS d
+		WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
+		ON CONFLICT (singleton) DO UPDATE SET "offset" = EXCLUDED."offset", system_id = EXCLUDED.system_id,
+			database_oid = EXCLUDED.database_oid, drawn_at = EXCLUDED.drawn_at, epoch_ms = EXCLUDED.epoch_ms', schema) USING new_offset;
+END$body$, schema, epoch));
+
+	-- ulid_flake_set_epoch(ms): the one way to change the epoch after the
+	-- install; 23514 for what the setting would refuse.
+	EXECUTE pg_catalog.format($f$CREATE FUNCTION %1$I.ulid_flake_set_epoch(epoch_ms bigint) RETURNS void
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS %2$L$f$, schema, pg_catalog.format($body$
+DECLARE
+	schema text := %1$L;
+BEGIN
+	IF epoch_ms IS NULL THEN
+		RAISE EXCEPTION 'ulid_flake: the epoch is NULL, want Unix milliseconds' USING ERRCODE = '22004';
+	END IF;
+	EXECUTE format('SELECT $1::text::%%I.ulid_flake_epoch_setting', schema) USING epoch_ms;
+	EXECUTE format('CREATE OR REPLACE FUNCTION %%I.ulid_flake_epoch_ms() RETURNS bigint
+		LANGUAGE sql STABLE PARALLEL SAFE RETURN %%L::bigint', schema, epoch_ms);
+	EXECUTE format('UPDATE %%I.ulid_flake_state SET epoch_ms = $1', schema) USING epoch_ms;
+END$body$, schema));
+	EXECUTE pg_catalog.format('REVOKE EXECUTE ON FUNCTION %1$I.ulid_flake_build(bigint), %1$I.ulid_flake_set_epoch(bigint) FROM PUBLIC', schema);
+
+	-- The generators again, with the recorded offset (or a new one, on a
+	-- database the state was not recorded on).
+	EXECUTE pg_catalog.format('SELECT %I.ulid_flake_check_node()', schema) INTO rebuilt;
+	IF NOT rebuilt THEN
+		EXECUTE pg_catalog.format('SELECT %1$I.ulid_flake_build(s."offset") FROM %1$I.ulid_flake_state AS s', schema);
+	END IF;
+END
+$install$;
