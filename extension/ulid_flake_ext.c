@@ -6,7 +6,7 @@
  *
  * The ID is bit for bit ulid_flake()'s (migrations/sql/004):
  *
- *   ms  = clock_timestamp() in Unix ms - ulid_flake.epoch_ms   (0 .. 2^43-1)
+ *   ms  = clock_timestamp() in Unix ms - epoch                  (0 .. 2^43-1)
  *   x   = (seq mod P + offset) mod P,   P = 2^20 - 1
  *   id  = max(ms << 20 | (32 x mod P), 1)
  *
@@ -16,14 +16,18 @@
  * run) is as safe as ulid_flake() alone: two IDs of one millisecond differ
  * unless their sequence values differ by a multiple of P.
  *
- * The epoch follows the setting ulid_flake.epoch_ms as ulid_flake() does,
- * at every call, without reading it per call: the module defines the
- * setting and parses it in its assign hook, which PostgreSQL runs on every
- * change (SET, RESET, ALTER ROLE/DATABASE ... SET, rollback).
+ * The epoch is ulid_flake()'s. From version 7 of the migrations on, it is
+ * fixed at install and recorded in ulid_flake_state.epoch_ms, which is read
+ * with the offset. Before version 7 (no such column), it follows the
+ * setting ulid_flake.epoch_ms at every call, as ulid_flake() did, without
+ * reading it per call: the module defines the setting and parses it in its
+ * assign hook, which PostgreSQL runs on every change (SET, RESET, ALTER
+ * ROLE/DATABASE ... SET, rollback).
  *
- * The offset is read from the table once per backend, and again after any
- * change to pg_proc: ulid_flake_build(), the only writer of the offset,
- * replaces ulid_flake() in the same transaction.
+ * The state is read from the table once per backend, and again after any
+ * change to pg_proc: ulid_flake_build() and ulid_flake_set_epoch(), its
+ * only writers, replace ulid_flake() or ulid_flake_epoch_ms() in the same
+ * transaction.
  */
 #include "postgres.h"
 
@@ -58,9 +62,14 @@ static char *epoch_setting;
 static int64 epoch_ms = DEFAULT_EPOCH;
 static bool epoch_valid = true;
 
-/* The offset of this schema's ulid_flake_state, while offset_known. */
+/*
+ * This schema's ulid_flake_state, while state_known: the offset, and the
+ * epoch when the table records one (version 7 on).
+ */
 static int64 offset;
-static bool offset_known = false;
+static int64 state_epoch;
+static bool state_has_epoch = false;
+static bool state_known = false;
 
 /*
  * parse_epoch reads the setting as ulid_flake() does: empty means the
@@ -104,9 +113,9 @@ assign_epoch(const char *newval, void *extra)
 }
 
 static void
-forget_offset(Datum arg, int cacheid, uint32 hashvalue)
+forget_state(Datum arg, int cacheid, uint32 hashvalue)
 {
-	offset_known = false;
+	state_known = false;
 }
 
 void
@@ -117,26 +126,31 @@ _PG_init(void)
 							   "Epoch of Ulid-Flake IDs, in Unix milliseconds (empty: 1704067200000, 2024-01-01).",
 							   NULL, &epoch_setting, "", PGC_USERSET, 0,
 							   NULL, assign_epoch, NULL);
-	CacheRegisterSyscacheCallback(PROCOID, forget_offset, (Datum) 0);
+	CacheRegisterSyscacheCallback(PROCOID, forget_state, (Datum) 0);
 }
 
 /*
- * read_offset reads ulid_flake_state.offset in the schema of the function
- * being called. It reads the heap directly (no SQL, so nothing planted can
- * run, and no SELECT privilege is needed: the offset is no secret, being
- * written in ulid_flake()'s definition).
+ * read_state reads ulid_flake_state in the schema of the function being
+ * called: the offset, and the epoch when the table has a column epoch_ms
+ * (version 7 on). It reads the heap directly (no SQL, so nothing planted
+ * can run, and no SELECT privilege is needed: both values are no secret,
+ * being written in the definitions of ulid_flake() and
+ * ulid_flake_epoch_ms()).
  */
-static int64
-read_offset(Oid fn_oid)
+static void
+read_state(Oid fn_oid)
 {
 	Oid			nsp = get_func_namespace(fn_oid);
 	Oid			relid = get_relname_relid("ulid_flake_state", nsp);
 	AttrNumber	att;
+	AttrNumber	eatt = InvalidAttrNumber;
 	Relation	rel;
 	SysScanDesc scan;
 	HeapTuple	tup;
 	bool		isnull = true;
+	bool		enull = true;
 	int64		v = -1;
+	int64		e = 0;
 
 	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_RELATION ||
 		(att = get_attnum(relid, "offset")) == InvalidAttrNumber ||
@@ -146,6 +160,12 @@ read_offset(Oid fn_oid)
 				 errmsg("ulid_flake_next: no table ulid_flake_state(offset bigint) in schema \"%s\"",
 						get_namespace_name(nsp)),
 				 errhint("Install ulidflake's migrations (version 4 or later) in the schema of the extension.")));
+	eatt = get_attnum(relid, "epoch_ms");
+	if (eatt != InvalidAttrNumber && get_atttype(relid, eatt) != INT8OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("ulid_flake_next: ulid_flake_state.epoch_ms in schema \"%s\" is not a bigint",
+						get_namespace_name(nsp))));
 
 	rel = table_open(relid, AccessShareLock);
 	/* The catalog snapshot: the latest committed row, also in parallel workers. */
@@ -157,17 +177,25 @@ read_offset(Oid fn_oid)
 
 		if (!isnull)
 			v = DatumGetInt64(d);
+		if (eatt != InvalidAttrNumber)
+		{
+			d = heap_getattr(tup, eatt, RelationGetDescr(rel), &enull);
+			if (!enull)
+				e = DatumGetInt64(d);
+		}
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
 
-	if (v < 0 || v >= P)
+	if (v < 0 || v >= P || (eatt != InvalidAttrNumber && enull))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("ulid_flake_next: ulid_flake_state in schema \"%s\" holds no offset in 0..1048574",
+				 errmsg("ulid_flake_next: ulid_flake_state in schema \"%s\" holds no offset in 0..1048574, or no epoch",
 						get_namespace_name(nsp)),
 				 errhint("Run migrations.Migrate, or SELECT ulid_flake_check_node() as its owner.")));
-	return v;
+	offset = v;
+	state_has_epoch = eatt != InvalidAttrNumber;
+	state_epoch = e;
 }
 
 PG_FUNCTION_INFO_V1(ulid_flake_next);
@@ -180,18 +208,18 @@ ulid_flake_next(PG_FUNCTION_ARGS)
 	int64		ms;
 	int64		x;
 
-	if (!epoch_valid)
+	if (!state_known)
+	{
+		read_state(fcinfo->flinfo->fn_oid);
+		state_known = true;
+	}
+	if (!state_has_epoch && !epoch_valid)
 		ereport(ERROR,
 				(errcode(ERRCODE_CHECK_VIOLATION),
 				 errmsg("ulid_flake.epoch_ms must be an integer (Unix milliseconds), not \"%s\"", epoch_setting)));
-	if (!offset_known)
-	{
-		offset = read_offset(fcinfo->flinfo->fn_oid);
-		offset_known = true;
-	}
 
 	/* Whole milliseconds, rounded down, from the epoch. */
-	ms = now / 1000 - (now % 1000 < 0) + PG_EPOCH_UNIX_MS - epoch_ms;
+	ms = now / 1000 - (now % 1000 < 0) + PG_EPOCH_UNIX_MS - (state_has_epoch ? state_epoch : epoch_ms);
 	if (ms < 0 || ms > MAX_MS)
 		ereport(ERROR,
 				(errcode(ERRCODE_CHECK_VIOLATION),

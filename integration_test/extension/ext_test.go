@@ -2,6 +2,7 @@ package extension_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,11 +11,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ulidflake/ulidflake/flake"
 	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
+	"github.com/ulidflake/ulidflake/migrations"
 )
 
 const (
@@ -49,9 +52,7 @@ func sqlState(err error) string {
 // TestExtensionBitCompatible: for the same sequence value, ulid_flake_next
 // and ulid_flake() put the same 20 low bits in the ID, computed as the
 // formula of migration 004 (over the sequence's CYCLE too); the time is the
-// server's clock, read by Go's flake under the epoch in force, which
-// follows ulid_flake.epoch_ms as ulid_flake() does (SET, RESET, ALTER
-// DATABASE, a bad value).
+// server's clock, read by Go's flake under the default epoch.
 func TestExtensionBitCompatible(t *testing.T) {
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		ctx := context.Background()
@@ -90,40 +91,90 @@ func TestExtensionBitCompatible(t *testing.T) {
 			require.Positive(t, id)
 		}
 
-		checkTime := func(conn interface {
-			QueryRow(context.Context, string, ...any) pgx.Row
-		}, e flake.Epoch) {
-			t.Helper()
-			var t0, t1 time.Time
-			var id, sqlID int64
-			var sqlTime time.Time
-			require.NoError(t, conn.QueryRow(ctx, `SELECT clock_timestamp(), `+next+`, clock_timestamp(), ulid_flake()`).
-				Scan(&t0, &id, &t1, &sqlID))
-			require.NoError(t, conn.QueryRow(ctx, `SELECT ulid_flake_time($1)`, id).Scan(&sqlTime))
-			got := e.Time(flake.ID(id))
-			require.False(t, got.Before(t0.Truncate(time.Millisecond)), "ID time %v before the clock %v", got, t0)
-			require.False(t, got.After(t1), "ID time %v after the clock %v", got, t1)
-			require.True(t, got.Equal(sqlTime), "Go reads %v, ulid_flake_time %v", got, sqlTime)
-			require.LessOrEqual(t, id>>20, sqlID>>20)
-		}
+		checkTime(t, db, flake.DefaultEpoch())
+	})
+}
+
+// checkTime: an ID of ulid_flake_next, read by Go under epoch e, has the
+// server's time, as ulid_flake_time reads it, and ulid_flake() agrees.
+func checkTime(t *testing.T, conn interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, e flake.Epoch) {
+	t.Helper()
+	ctx := context.Background()
+	var t0, t1 time.Time
+	var id, sqlID int64
+	var sqlTime time.Time
+	require.NoError(t, conn.QueryRow(ctx, `SELECT clock_timestamp(), `+next+`, clock_timestamp(), ulid_flake()`).
+		Scan(&t0, &id, &t1, &sqlID))
+	require.NoError(t, conn.QueryRow(ctx, `SELECT ulid_flake_time($1)`, id).Scan(&sqlTime))
+	got := e.Time(flake.ID(id))
+	require.False(t, got.Before(t0.Truncate(time.Millisecond)), "ID time %v before the clock %v", got, t0)
+	require.False(t, got.After(t1), "ID time %v after the clock %v", got, t1)
+	require.True(t, got.Equal(sqlTime), "Go reads %v, ulid_flake_time %v", got, sqlTime)
+	require.LessOrEqual(t, id>>20, sqlID>>20)
+	require.False(t, e.Time(flake.ID(sqlID)).Before(t0.Truncate(time.Millisecond)), "ulid_flake() time %v before the clock %v", e.Time(flake.ID(sqlID)), t0)
+}
+
+// TestExtensionEpoch: from version 7 on, the extension uses the epoch
+// fixed at install, as ulid_flake() does: ulid_flake_set_epoch changes it
+// for sessions that already made IDs, and the setting ulid_flake.epoch_ms
+// (SET, a bad value, ALTER DATABASE) is not read. On a version 6 schema,
+// both follow the setting at every call, as before.
+func TestExtensionEpoch(t *testing.T) {
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		ctx := context.Background()
+		e2020, err := flake.NewEpoch(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
+		require.NoError(t, err)
 		conn, err := db.Acquire(ctx)
 		require.NoError(t, err)
 		defer conn.Release()
-		checkTime(conn, flake.DefaultEpoch())
+		checkTime(t, conn, flake.DefaultEpoch())
 
-		e2020, err := flake.NewEpoch(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
+		// Version 7: ulid_flake_set_epoch, from another session.
+		_, err = db.Exec(ctx, `SELECT ulid_flake_set_epoch($1)`, e2020.UnixMilli())
 		require.NoError(t, err)
-		_, err = conn.Exec(ctx, fmt.Sprintf(`SET ulid_flake.epoch_ms = '%d'`, e2020.UnixMilli()))
+		checkTime(t, conn, e2020)
+		for _, set := range []string{"abc", "1704067200000"} {
+			_, err = conn.Exec(ctx, `SET ulid_flake.epoch_ms = '`+set+`'`)
+			require.NoError(t, err)
+			checkTime(t, conn, e2020)
+		}
+		_, err = db.Exec(ctx, fmt.Sprintf(`ALTER DATABASE %s SET ulid_flake.epoch_ms = '1704067200000'`, db.Name))
 		require.NoError(t, err)
-		checkTime(conn, e2020)
-		_, err = conn.Exec(ctx, `SET ulid_flake.epoch_ms = ' +1704067200000 '`) // spaces and a sign, as ulid_flake() takes
+		fresh, err := pgx.Connect(ctx, db.URL)
 		require.NoError(t, err)
-		checkTime(conn, flake.DefaultEpoch())
+		checkTime(t, fresh, e2020)
+		require.NoError(t, fresh.Close(ctx))
+		_, err = db.Exec(ctx, fmt.Sprintf(`ALTER DATABASE %s RESET ulid_flake.epoch_ms`, db.Name))
+		require.NoError(t, err)
+
+		// An epoch after the clock: outside the range, 23514 from both.
+		_, err = db.Exec(ctx, `SELECT ulid_flake_set_epoch($1)`, time.Now().Add(24*time.Hour).UnixMilli())
+		require.NoError(t, err)
+		_, err = conn.Exec(ctx, `SELECT `+next)
+		require.Equal(t, "23514", sqlState(err), "%v", err)
+		_, err = conn.Exec(ctx, `SELECT ulid_flake()`)
+		require.Equal(t, "23514", sqlState(err), "%v", err)
+		_, err = db.Exec(ctx, `SELECT ulid_flake_set_epoch(1704067200000)`)
+		require.NoError(t, err)
+
+		// Version 6: the setting, at every call (SET, RESET, a bad value,
+		// ALTER DATABASE read by a new session before the module loads).
+		sdb, err := sql.Open("pgx", db.URL)
+		require.NoError(t, err)
+		defer sdb.Close()
+		_, err = migrations.Migrate(ctx, sdb, migrations.To(6))
+		require.NoError(t, err)
 		_, err = conn.Exec(ctx, `RESET ulid_flake.epoch_ms`)
 		require.NoError(t, err)
-		checkTime(conn, flake.DefaultEpoch())
-
-		// A bad setting is refused by both, with 23514.
+		checkTime(t, conn, flake.DefaultEpoch())
+		_, err = conn.Exec(ctx, fmt.Sprintf(`SET ulid_flake.epoch_ms = '%d'`, e2020.UnixMilli()))
+		require.NoError(t, err)
+		checkTime(t, conn, e2020)
+		_, err = conn.Exec(ctx, `SET ulid_flake.epoch_ms = ' +1704067200000 '`) // spaces and a sign, as ulid_flake() takes
+		require.NoError(t, err)
+		checkTime(t, conn, flake.DefaultEpoch())
 		for _, bad := range []string{"abc", " ", "1e12", "1234567890123456789"} {
 			_, err = conn.Exec(ctx, `SET ulid_flake.epoch_ms = '`+bad+`'`)
 			require.NoError(t, err)
@@ -132,23 +183,25 @@ func TestExtensionBitCompatible(t *testing.T) {
 			_, err = conn.Exec(ctx, `SELECT ulid_flake()`)
 			require.Equal(t, "23514", sqlState(err), "ulid_flake under %q: %v", bad, err)
 		}
-		// An epoch after the clock: outside the range, 23514 from both.
-		_, err = conn.Exec(ctx, fmt.Sprintf(`SET ulid_flake.epoch_ms = '%d'`, time.Now().Add(24*time.Hour).UnixMilli()))
-		require.NoError(t, err)
-		_, err = conn.Exec(ctx, `SELECT `+next)
-		require.Equal(t, "23514", sqlState(err), "%v", err)
-		_, err = conn.Exec(ctx, `SELECT ulid_flake()`)
-		require.Equal(t, "23514", sqlState(err), "%v", err)
 		_, err = conn.Exec(ctx, `RESET ulid_flake.epoch_ms`)
 		require.NoError(t, err)
-
-		// ALTER DATABASE ... SET, read by a new session before the module loads.
 		_, err = db.Exec(ctx, fmt.Sprintf(`ALTER DATABASE %s SET ulid_flake.epoch_ms = '%d'`, db.Name, e2020.UnixMilli()))
 		require.NoError(t, err)
-		fresh, err := pgx.Connect(ctx, db.URL)
+		fresh, err = pgx.Connect(ctx, db.URL)
 		require.NoError(t, err)
-		defer fresh.Close(ctx)
-		checkTime(fresh, e2020)
+		checkTime(t, fresh, e2020)
+
+		// Back to version 7, in a session where the setting holds 2020:
+		// the install keeps it as the epoch.
+		_, err = migrations.Migrate(ctx, stdlib.OpenDB(*fresh.Config()))
+		require.NoError(t, err)
+		var kept int64
+		require.NoError(t, fresh.QueryRow(ctx, `SELECT ulid_flake_epoch_ms()`).Scan(&kept))
+		require.Equal(t, e2020.UnixMilli(), kept)
+		require.NoError(t, fresh.Close(ctx))
+		_, err = conn.Exec(ctx, `SET ulid_flake.epoch_ms = 'abc'`)
+		require.NoError(t, err)
+		checkTime(t, conn, e2020)
 	})
 }
 
