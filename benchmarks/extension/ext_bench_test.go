@@ -1,6 +1,6 @@
 // Package extension benchmarks the keys PostgreSQL makes itself, as column
 // defaults: bigserial, DEFAULT ulid_flake() (the plain-SQL functions of
-// package migrations), the C extension ulid_flake_ext's
+// package migrations, and for comparison those of its version 6), the C extension ulid_flake_ext's
 // DEFAULT ulid_flake_next(nextval('ulid_flake_seq')) and, on PostgreSQL 18,
 // DEFAULT uuidv7(). Its servers run localhost/ulidflake/postgres-ext:N
 // (pgtest.MainExtension), built on demand from extension/. cmd/report runs
@@ -15,13 +15,26 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/ulidflake/ulidflake/internal/pgtest"
+	"github.com/ulidflake/ulidflake/migrations"
 )
 
 func TestMain(m *testing.M) {
 	pgtest.MainExtension(m, func(ctx context.Context, conn *pgx.Conn) error {
 		if err := pgtest.Migrated(ctx, conn); err != nil {
+			return err
+		}
+		// Version 6 of the plain-SQL functions, beside the latest, for
+		// comparison: its ulid_flake() read and checked the epoch setting
+		// on every row.
+		if _, err := conn.Exec(ctx, `CREATE SCHEMA ulid_flake_v6`); err != nil {
+			return err
+		}
+		db := stdlib.OpenDB(*conn.Config())
+		defer db.Close()
+		if _, err := migrations.Migrate(ctx, db, migrations.Schema("ulid_flake_v6"), migrations.To(6)); err != nil {
 			return err
 		}
 		_, err := conn.Exec(ctx, `CREATE EXTENSION ulid_flake_ext`)
@@ -46,6 +59,7 @@ type keyDefault struct {
 var keyDefaults = []keyDefault{
 	{"bigserial", "bigserial PRIMARY KEY", 0},
 	{"ulid_flake", "bigint PRIMARY KEY DEFAULT ulid_flake()", 0},
+	{"ulid_flake_v6", "bigint PRIMARY KEY DEFAULT ulid_flake_v6.ulid_flake()", 0},
 	{"ulid_flake_next", "bigint PRIMARY KEY DEFAULT ulid_flake_next(nextval('ulid_flake_seq'))", 0},
 	{"uuidv7", "uuid PRIMARY KEY DEFAULT uuidv7()", 18},
 }

@@ -598,7 +598,7 @@ func (p *report) sqlGenerate() {
 	p.goals = append(p.goals, goal{"`ulid_flake()` at most 2× `nextval()` per ID", fmt.Sprintf("%s on the worst server (bare call)", worst.times()), against(worst, 2, true),
 		"the clock read and the range check cost more than the sequence increment"})
 	p.goals = append(p.goals, goal{"`ulid_flake()` within 1.1× `nextval()` per row in `INSERT … SELECT`", fmt.Sprintf("%s on the worst server", worstInsert.times()), against(worstInsert, 1.1, true),
-		"the clock read, the epoch setting and the range check are evaluated for every row, on top of nextval(), in SQL"})
+		"the clock read, the arithmetic and the range check of the clock are evaluated for every row, on top of nextval(), in SQL"})
 }
 
 func (p *report) gorm() {
