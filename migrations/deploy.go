@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
+
+	"github.com/ulidflake/ulidflake/flake"
 )
 
 var (
@@ -24,6 +27,11 @@ var (
 	// and calls the functions, so it refuses them: a planted table's
 	// triggers or a planted function would run with the caller's rights.
 	ErrForeignOwner = errors.New("migrations: the install holds objects of another role")
+	// ErrEpoch: the functions were installed with another epoch than the
+	// one [Epoch] gives. Migrate never changes an installed epoch (that
+	// moves the time of every ID already made): ulid_flake_set_epoch(ms),
+	// as the install's owner, does, once you mean it.
+	ErrEpoch = errors.New("migrations: the installed epoch is another")
 )
 
 // AheadError names the database's version and the newest this build knows.
@@ -140,13 +148,37 @@ func checkNode(ctx context.Context, tx execer, current int) error {
 	return nil
 }
 
+// checkEpoch returns ErrEpoch when the install (version 7 on, where the
+// epoch is fixed) has another epoch than want. It calls
+// ulid_flake_epoch_ms() by the install schema's name, after [trusted]
+// checked its owner.
+func checkEpoch(ctx context.Context, tx execer, current int, want *flake.Epoch) error {
+	if want == nil || current < 7 {
+		return nil
+	}
+	var schema string
+	if err := tx.QueryRowContext(ctx, `SELECT pg_catalog.quote_ident(pg_catalog.current_schema())`).Scan(&schema); err != nil {
+		return fmt.Errorf("migrations: reading the epoch: %w", err)
+	}
+	var ms int64
+	if err := tx.QueryRowContext(ctx, `SELECT `+schema+`.ulid_flake_epoch_ms()`).Scan(&ms); err != nil {
+		return fmt.Errorf("migrations: reading the epoch: %w", err)
+	}
+	if ms != want.UnixMilli() {
+		return fmt.Errorf("%w: the functions count from Unix ms %d (%s), not %d (%s); ulid_flake_set_epoch(ms) changes it, and moves every ID already made",
+			ErrEpoch, ms, time.UnixMilli(ms).UTC().Format(flake.RFC3339Milli), want.UnixMilli(), want)
+	}
+	return nil
+}
+
 // trusted returns ErrForeignOwner when the version table, or an object of
 // the install schema that Migrate reads, adopts or calls by name (the
 // state table and the sequence, the types that mark versions 2 and 3, the
 // functions ulid_flake, ulid_flake_scalable, ulid_flake_check_node,
-// ulid_flake_build, and ulid_flake_at, ulid_flake_encode,
-// ulid_flake_decode, ulid_flake_epoch_ms and ulid_flake_set_epoch, which
-// mark versions 5 to 7, in any signature), is owned by a role that is neither
+// ulid_flake_build, ulid_flake_time (which version 7 calls), and
+// ulid_flake_at, ulid_flake_encode, ulid_flake_decode, ulid_flake_epoch_ms
+// and ulid_flake_set_epoch, which mark versions 5 to 7, in any
+// signature), is owned by a role that is neither
 // the one running Migrate nor a superuser: another role's objects there (a
 // trigger on a planted version table, a planted ulid_flake_check_node())
 // would run with the caller's rights.
@@ -166,7 +198,7 @@ func trusted(ctx context.Context, tx execer, table string) error {
 			UNION ALL SELECT 'function ' OPERATOR(pg_catalog.||) p.oid::pg_catalog.regprocedure::pg_catalog.text, p.proowner
 				FROM pg_catalog.pg_proc p, s WHERE p.pronamespace OPERATOR(pg_catalog.=) s.oid
 				AND p.proname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (ARRAY['ulid_flake', 'ulid_flake_scalable', 'ulid_flake_check_node', 'ulid_flake_build',
-					'ulid_flake_at', 'ulid_flake_encode', 'ulid_flake_decode', 'ulid_flake_epoch_ms', 'ulid_flake_set_epoch']))
+					'ulid_flake_time', 'ulid_flake_at', 'ulid_flake_encode', 'ulid_flake_decode', 'ulid_flake_epoch_ms', 'ulid_flake_set_epoch']))
 		SELECT pg_catalog.string_agg(o.what OPERATOR(pg_catalog.||) ' (owner ' OPERATOR(pg_catalog.||)
 				pg_catalog.quote_ident(r.rolname) OPERATOR(pg_catalog.||) ')', ', ' ORDER BY o.what)
 			FROM o JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) o.owner

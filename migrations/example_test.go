@@ -3,12 +3,16 @@ package migrations_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/ulidflake/ulidflake"
+	"github.com/ulidflake/ulidflake/flake"
 	"github.com/ulidflake/ulidflake/migrations"
 )
 
@@ -29,6 +33,36 @@ func ExampleMigrate() {
 	for _, s := range steps {
 		fmt.Println("applied", s.Version, s.Name)
 	}
+}
+
+// The application's generators count from 2020-01-01, and so must the
+// SQL functions: every replica passes the same Epoch.
+func ExampleEpoch() {
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		return // needs a server
+	}
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	epoch, err := flake.NewEpoch(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		panic(err)
+	}
+	_, err = migrations.Migrate(context.Background(), db, migrations.Epoch(epoch))
+	if errors.Is(err, migrations.ErrEpoch) {
+		panic(err) // installed with another epoch: see ulid_flake_set_epoch
+	}
+	if err != nil {
+		panic(err)
+	}
+	gen, err := ulidflake.NewGenerator(flake.WithEpoch(epoch))
+	if err != nil {
+		panic(err)
+	}
+	_ = gen // IDs made here and by DEFAULT ulid_flake() read the same times
 }
 
 func ExampleDryRun() {

@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"strconv"
+
+	"github.com/ulidflake/ulidflake/flake"
 )
 
 // DefaultTable is the version table Migrate keeps.
@@ -24,6 +27,7 @@ type options struct {
 	schema    string
 	table     string
 	targetSet bool
+	epoch     *flake.Epoch
 }
 
 // To migrates up or down to version v (0 removes everything).
@@ -47,6 +51,14 @@ func Schema(schema string) Option { return func(o *options) { o.schema = schema 
 
 // Table names the version table (default ulid_flake_migrations).
 func Table(name string) Option { return func(o *options) { o.table = name } }
+
+// Epoch installs the functions with epoch e, the one the application's Go
+// generators use ([flake.WithEpoch]); without it they count from the
+// setting ulid_flake.epoch_ms as it reads in Migrate's sessions, else from
+// the default, 2024-01-01. Version 7 fixes the epoch at install. On a
+// database that has version 7 with another epoch, Migrate returns
+// [ErrEpoch] and changes nothing: give Epoch on every replica, the same.
+func Epoch(e flake.Epoch) Option { return func(o *options) { o.epoch = &e } }
 
 // Step is one version applied or reverted (or, in a dry run, planned).
 type Step struct {
@@ -122,6 +134,9 @@ func migrate(ctx context.Context, db *sql.DB, all []Migration, opts ...Option) (
 			if o.schema != "" {
 				fmt.Fprintf(o.dryRun, "SET LOCAL search_path TO %s;\n", quoteIdent(o.schema))
 			}
+			if o.epoch != nil {
+				fmt.Fprintf(o.dryRun, "SET LOCAL ulid_flake.epoch_ms TO %d;\n", o.epoch.UnixMilli())
+			}
 			fmt.Fprintf(o.dryRun, "%s\n%s\nCOMMIT;\n\n", body, recordSQL(table, m, s.Up))
 		}
 		return plan(current, target, all), nil
@@ -129,7 +144,7 @@ func migrate(ctx context.Context, db *sql.DB, all []Migration, opts ...Option) (
 
 	var steps []Step
 	for {
-		s, done, err := step(ctx, db, o.schema, table, all, target)
+		s, done, err := step(ctx, db, o, table, all, target)
 		if err != nil {
 			return steps, refuseAhead(err, o)
 		}
@@ -171,7 +186,7 @@ func plan(current, target int, all []Migration) []Step {
 // step takes one version towards target in a transaction of its own, under
 // the lock, reading the versions again once the lock is held. It reports
 // done when the database is at target.
-func step(ctx context.Context, db *sql.DB, schema, table string, all []Migration, target int) (Step, bool, error) {
+func step(ctx context.Context, db *sql.DB, o options, table string, all []Migration, target int) (Step, bool, error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return Step{}, false, err
@@ -180,8 +195,14 @@ func step(ctx context.Context, db *sql.DB, schema, table string, all []Migration
 	if _, err := tx.ExecContext(ctx, `SELECT pg_catalog.pg_advisory_xact_lock($1)`, int64(lockKey)); err != nil {
 		return Step{}, false, fmt.Errorf("migrations: taking the lock: %w", err)
 	}
-	if err := pinSchema(ctx, tx, schema); err != nil {
+	if err := pinSchema(ctx, tx, o.schema); err != nil {
 		return Step{}, false, err
+	}
+	if o.epoch != nil {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_catalog.set_config('ulid_flake.epoch_ms', $1, true)`,
+			strconv.FormatInt(o.epoch.UnixMilli(), 10)); err != nil {
+			return Step{}, false, fmt.Errorf("migrations: setting the epoch: %w", err)
+		}
 	}
 	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+table+` (
 		version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
@@ -202,6 +223,9 @@ func step(ctx context.Context, db *sql.DB, schema, table string, all []Migration
 	steps := plan(current, target, all)
 	if len(steps) == 0 {
 		if err := checkNode(ctx, tx, current); err != nil {
+			return Step{}, false, err
+		}
+		if err := checkEpoch(ctx, tx, current, o.epoch); err != nil {
 			return Step{}, false, err
 		}
 		return Step{}, true, tx.Commit()

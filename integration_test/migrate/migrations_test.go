@@ -295,7 +295,7 @@ func TestSQLGeneratorErrors(t *testing.T) {
 		// Bad settings and epochs are named, with stable SQLSTATEs. The
 		// epoch setting is read only by the install (version 7).
 		for _, tc := range []struct{ set, query, want, code string }{
-			{`SET ulid_flake.epoch_ms = 'soon'`, `SELECT ulid_flake_set_epoch(1234567890123456789)`, "ulid_flake.epoch_ms must be an integer", "23514"},
+			{`SET ulid_flake.epoch_ms = 'soon'`, `SELECT ulid_flake_set_epoch(1234567890123456789)`, "is not between 0 and 244606207777792 Unix ms", "22023"},
 			{`SET ulid_flake.epoch_ms = 'x'`, `SELECT ulid_flake_set_epoch(NULL)`, "the epoch is NULL", "22004"},
 			{`SET ulid_flake.sid = 'seven'`, `SELECT ulid_flake_scalable()`, "ulid_flake.sid must be an integer in 0..31", "23514"},
 			{`SET ulid_flake.sid = '40'`, `SELECT ulid_flake_scalable()`, "SID not in 0..31", "23514"},

@@ -1,16 +1,19 @@
 -- Back to version 6: the epoch read from the setting ulid_flake.epoch_ms
--- at every call, as 004 made it (an epoch set by ulid_flake_set_epoch is
--- then forgotten: set the setting to keep it).
+-- at every call, as 004 made it, except that a session without the setting
+-- gets the epoch version 7 had (004's default was 2024-01-01), so that
+-- nothing changes for it, and version 7 installed again keeps it.
 SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.current_schema()), true);
 
 ALTER TABLE ulid_flake_state DROP COLUMN epoch_ms;
 DROP FUNCTION ulid_flake_set_epoch(bigint);
+ALTER DOMAIN ulid_flake_timestamp RENAME CONSTRAINT "ulid_flake: clock outside the epoch range (ulid_flake_epoch_ms())"
+	TO "ulid_flake: clock outside the epoch range (ulid_flake.epoch_ms)";
 
 DO $install$
 DECLARE
 	schema text := pg_catalog.current_schema();
-	epoch  text := pg_catalog.format('COALESCE(NULLIF(pg_catalog.current_setting(%L::text, true), %L::text)::%I.ulid_flake_epoch_setting::bigint, 1704067200000::bigint)',
-		'ulid_flake.epoch_ms', '', pg_catalog.current_schema());
+	epoch  text := pg_catalog.format('COALESCE(NULLIF(pg_catalog.current_setting(%L::text, true), %L::text)::%I.ulid_flake_epoch_setting::bigint, %L::bigint)',
+		'ulid_flake.epoch_ms', '', pg_catalog.current_schema(), ulid_flake_epoch_ms());
 	tms    text;
 	bound  text;
 BEGIN

@@ -12,11 +12,17 @@
 --   (TestSetEpochReachesCachedPlans). Version 6
 --   read the setting ulid_flake.epoch_ms and checked it through a domain on
 --   every row, which cost about as much as the rest of ulid_flake().
--- * This file takes the epoch from ulid_flake.epoch_ms as it reads when the
---   file runs (ALTER DATABASE ... SET, or SET in the session that installs),
---   checked as version 6 checked it (23514), or else 2024-01-01
---   (1704067200000). After that the setting is not read:
+-- * This file takes the epoch version 6 uses in the session that runs it:
+--   the setting ulid_flake.epoch_ms (migrations.Epoch sets it; else
+--   ALTER DATABASE ... SET, a connection parameter, SET), checked as
+--   version 6 checks it (23514), or else version 6's default, which is
+--   2024-01-01 (1704067200000) or, after a Down from 7, the epoch 7 had.
+--   It is read by calling version 6's ulid_flake_time(0), never out of a
+--   function's source. After that the setting is not read:
 --   ulid_flake_set_epoch(ms), for the install's owner, changes the epoch.
+-- * An epoch is 0 to 244606207777792 Unix ms (1970-01-01 to the last one
+--   whose IDs carry times within year 9999), as flake.NewEpoch takes;
+--   another is refused with 22023.
 -- * ulid_flake_state.epoch_ms records it beside the offset, where the C
 --   extension (ulid_flake_ext) reads it. ulid_flake_set_epoch and
 --   ulid_flake_build write both in the same transaction.
@@ -36,14 +42,25 @@ ALTER TABLE ulid_flake_state ADD COLUMN epoch_ms bigint;
 DO $install$
 DECLARE
 	schema text := pg_catalog.current_schema();
-	-- The epoch this install keeps, from the setting if it is set.
-	ms_set bigint := COALESCE(NULLIF(pg_catalog.current_setting('ulid_flake.epoch_ms'::text, true), ''::text)::ulid_flake_epoch_setting::bigint,
-		1704067200000::bigint);
+	setting text := NULLIF(pg_catalog.current_setting('ulid_flake.epoch_ms'::text, true), ''::text);
+	ms_set bigint;
 	epoch  text := pg_catalog.format('%I.ulid_flake_epoch_ms()', pg_catalog.current_schema());
 	tms    text;
 	bound  text;
 	rebuilt boolean;
 BEGIN
+	-- The epoch this install keeps: version 6's in this session.
+	IF setting IS NOT NULL THEN
+		ms_set := setting::ulid_flake_epoch_setting::bigint;
+	ELSE
+		ms_set := pg_catalog.floor(EXTRACT(epoch FROM ulid_flake_time(0::bigint)) OPERATOR(pg_catalog.*) 1000::numeric)::bigint;
+	END IF;
+	IF ms_set OPERATOR(pg_catalog.<) 0::bigint OR ms_set OPERATOR(pg_catalog.>) 244606207777792::bigint THEN
+		RAISE EXCEPTION 'ulid_flake: epoch % (ulid_flake.epoch_ms) is not between 0 and 244606207777792 Unix ms (1970-01-01 to 9721-04-06)', ms_set
+			USING ERRCODE = '22023';
+	END IF;
+	ALTER DOMAIN ulid_flake_timestamp RENAME CONSTRAINT "ulid_flake: clock outside the epoch range (ulid_flake.epoch_ms)"
+		TO "ulid_flake: clock outside the epoch range (ulid_flake_epoch_ms())";
 	EXECUTE pg_catalog.format('CREATE FUNCTION %I.ulid_flake_epoch_ms() RETURNS bigint
 		LANGUAGE sql STABLE PARALLEL SAFE RETURN %L::bigint', schema, ms_set);
 
@@ -107,9 +124,12 @@ DECLARE
 	schema text := %1$L;
 BEGIN
 	IF epoch_ms IS NULL THEN
-		RAISE EXCEPTION 'ulid_flake: the epoch is NULL, want Unix milliseconds' USING ERRCODE = '22004';
+		RAISE EXCEPTION 'ulid_flake_set_epoch: the epoch is NULL, want Unix milliseconds' USING ERRCODE = '22004';
 	END IF;
-	EXECUTE format('SELECT $1::text::%%I.ulid_flake_epoch_setting', schema) USING epoch_ms;
+	IF epoch_ms < 0 OR epoch_ms > 244606207777792 THEN
+		RAISE EXCEPTION 'ulid_flake_set_epoch: epoch %% is not between 0 and 244606207777792 Unix ms (1970-01-01 to 9721-04-06)', epoch_ms
+			USING ERRCODE = '22023';
+	END IF;
 	EXECUTE format('CREATE OR REPLACE FUNCTION %%I.ulid_flake_epoch_ms() RETURNS bigint
 		LANGUAGE sql STABLE PARALLEL SAFE RETURN %%L::bigint', schema, epoch_ms);
 	EXECUTE format('UPDATE %%I.ulid_flake_state SET epoch_ms = $1', schema) USING epoch_ms;

@@ -1,0 +1,144 @@
+package migrate_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/integration_test/itest"
+	"github.com/ulidflake/ulidflake/internal/pgtest"
+	"github.com/ulidflake/ulidflake/migrations"
+)
+
+// epochOf returns the installed epoch, and checks that ulid_flake() made
+// now reads as now under it.
+func epochOf(t *testing.T, ctx context.Context, db *sql.DB) int64 {
+	t.Helper()
+	var ms, id int64
+	var t0, t1 time.Time
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT ulid_flake_epoch_ms(), clock_timestamp(), ulid_flake(), clock_timestamp()`).Scan(&ms, &t0, &id, &t1))
+	e, err := flake.NewEpoch(time.UnixMilli(ms))
+	require.NoError(t, err)
+	got := e.Time(flake.ID(id))
+	require.False(t, got.Before(t0.Truncate(time.Millisecond)) || got.After(t1), "under %d: %v outside [%v, %v]", ms, got, t0, t1)
+	return ms
+}
+
+func sqlCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+// TestMigrateEpoch: migrations.Epoch installs the epoch whatever the
+// sessions' settings; replicas asking for another get ErrEpoch and change
+// nothing, however they race; an upgrade from 6 and a Down from 7 and up
+// again keep the epoch; an epoch Go would refuse is refused with 22023.
+func TestMigrateEpoch(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		e2020, err := flake.NewEpoch(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
+		require.NoError(t, err)
+		def := flake.DefaultEpoch()
+
+		// Replicas racing on a fresh database, two epochs: one wins, the
+		// others with its epoch succeed, the rest get ErrEpoch.
+		sdb := itest.EmptyDB(t, db.Server)
+		sdb.SetMaxOpenConns(8)
+		var wg sync.WaitGroup
+		errs := make([]error, 6)
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				e := e2020
+				if i%2 == 1 {
+					e = def
+				}
+				_, errs[i] = migrations.Migrate(ctx, sdb, migrations.Epoch(e))
+			}()
+		}
+		wg.Wait()
+		won := epochOf(t, ctx, sdb)
+		for i, err := range errs {
+			want := e2020.UnixMilli()
+			if i%2 == 1 {
+				want = def.UnixMilli()
+			}
+			if want == won {
+				require.NoError(t, err, "replica %d", i)
+			} else {
+				require.ErrorIs(t, err, migrations.ErrEpoch, "replica %d", i)
+			}
+		}
+
+		// A session setting does not override Epoch; Migrate without Epoch
+		// accepts what is installed; ulid_flake_set_epoch's range is Go's.
+		sdb = itest.EmptyDB(t, db.Server)
+		sdb.SetMaxOpenConns(1)
+		_, err = sdb.ExecContext(ctx, `SET ulid_flake.epoch_ms = 1704067200000`)
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, sdb, migrations.Epoch(e2020))
+		require.NoError(t, err)
+		require.Equal(t, e2020.UnixMilli(), epochOf(t, ctx, sdb))
+		_, err = migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, sdb, migrations.Epoch(def))
+		require.ErrorIs(t, err, migrations.ErrEpoch)
+		require.ErrorContains(t, err, "ulid_flake_set_epoch")
+		for _, bad := range []int64{-5, 244606207777793, 900000000000000000} {
+			_, err = sdb.ExecContext(ctx, `SELECT ulid_flake_set_epoch($1)`, bad)
+			require.Equal(t, "22023", sqlCode(err), "%d: %v", bad, err)
+		}
+		require.Equal(t, e2020.UnixMilli(), epochOf(t, ctx, sdb))
+
+		// Down from 7 keeps the epoch for sessions without the setting,
+		// and 7 again takes it back.
+		_, err = sdb.ExecContext(ctx, `RESET ulid_flake.epoch_ms`)
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, sdb, migrations.To(6))
+		require.NoError(t, err)
+		var at time.Time
+		require.NoError(t, sdb.QueryRowContext(ctx, `SELECT ulid_flake_time(0)`).Scan(&at))
+		require.Equal(t, e2020.UnixMilli(), at.UnixMilli(), "version 6 after Down: its default is 7's epoch")
+		_, err = migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
+		require.Equal(t, e2020.UnixMilli(), epochOf(t, ctx, sdb))
+
+		// An upgrade from 6 where the setting held another epoch keeps it.
+		sdb = itest.EmptyDB(t, db.Server)
+		sdb.SetMaxOpenConns(1)
+		_, err = migrations.Migrate(ctx, sdb, migrations.To(6))
+		require.NoError(t, err)
+		_, err = sdb.ExecContext(ctx, `SET ulid_flake.epoch_ms = 1577836800000`)
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
+		require.Equal(t, e2020.UnixMilli(), epochOf(t, ctx, sdb))
+
+		// A setting Go would refuse fails the install with 22023, and a
+		// setting that is no integer with 23514, naming the setting.
+		for bad, code := range map[string]string{"-5": "22023", "900000000000000000": "22023", "2020-01-01": "23514"} {
+			sdb = itest.EmptyDB(t, db.Server)
+			sdb.SetMaxOpenConns(1)
+			_, err = migrations.Migrate(ctx, sdb, migrations.To(6))
+			require.NoError(t, err)
+			_, err = sdb.ExecContext(ctx, `SET ulid_flake.epoch_ms = '`+bad+`'`)
+			require.NoError(t, err)
+			_, err = migrations.Migrate(ctx, sdb)
+			require.Equal(t, code, sqlCode(err), "%s: %v", bad, err)
+			require.ErrorContains(t, err, "ulid_flake.epoch_ms")
+		}
+	})
+}
