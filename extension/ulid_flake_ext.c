@@ -223,7 +223,8 @@ ulid_flake_next(PG_FUNCTION_ARGS)
 	if (ms < 0 || ms > MAX_MS)
 		ereport(ERROR,
 				(errcode(ERRCODE_CHECK_VIOLATION),
-				 errmsg("ulid_flake: clock outside the epoch range (ulid_flake.epoch_ms)")));
+				 errmsg("ulid_flake: clock outside the epoch range (%s)",
+						state_has_epoch ? "ulid_flake_epoch_ms()" : "ulid_flake.epoch_ms")));
 
 	/* seq mod P, never negative (nextval() never is; any bigint is taken). */
 	x = seq % P;
