@@ -105,9 +105,28 @@ func pinSchema(ctx context.Context, tx execer, schema string) error {
 // table is empty: the version is read from the objects each one creates in
 // the install schema. It returns the version.
 func adopt(ctx context.Context, tx execer, table string, all []Migration) (int, error) {
+	v, err := installedVersion(ctx, tx)
+	if err != nil {
+		return 0, err
+	}
+	if v > len(all) {
+		return 0, &AheadError{Database: v, Build: len(all)}
+	}
+	for _, m := range all[:v] {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+` (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
+			return 0, fmt.Errorf("migrations: adopting version %d: %w", m.Version, err)
+		}
+	}
+	return v, nil
+}
+
+// installedVersion reads the newest version whose objects are in the
+// install schema, whatever the version table says: an older release that
+// adopted an install of a newer one records only the versions it knows.
+func installedVersion(ctx context.Context, tx execer) (int, error) {
 	var v int
 	if err := tx.QueryRowContext(ctx, `SELECT CASE
-		WHEN pg_catalog.to_regprocedure(pg_catalog.format('%I.ulid_flake_set_epoch(bigint)', s)) IS NOT NULL
+		WHEN pg_catalog.to_regprocedure(pg_catalog.format('%I.ulid_flake_set_epoch(bigint, boolean)', s)) IS NOT NULL
 			AND pg_catalog.to_regprocedure(pg_catalog.format('%I.ulid_flake_epoch_ms()', s)) IS NOT NULL THEN 7
 		WHEN pg_catalog.to_regprocedure(pg_catalog.format('%I.ulid_flake_decode(text, text)', s)) IS NOT NULL
 			AND pg_catalog.to_regprocedure(pg_catalog.format('%I.ulid_flake_encode(bigint, text)', s)) IS NOT NULL THEN 6
@@ -117,15 +136,7 @@ func adopt(ctx context.Context, tx execer, table string, all []Migration) (int, 
 		WHEN pg_catalog.to_regtype(pg_catalog.format('%I.ulid_flake_id', s)) IS NOT NULL THEN 2
 		WHEN pg_catalog.to_regclass(pg_catalog.format('%I.ulid_flake_seq', s)) IS NOT NULL THEN 1
 		ELSE 0 END FROM (SELECT pg_catalog.current_schema() AS s) AS x`).Scan(&v); err != nil {
-		return 0, fmt.Errorf("migrations: looking for an install made by another tool: %w", err)
-	}
-	if v > len(all) {
-		return 0, &AheadError{Database: v, Build: len(all)}
-	}
-	for _, m := range all[:v] {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+` (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
-			return 0, fmt.Errorf("migrations: adopting version %d: %w", m.Version, err)
-		}
+		return 0, fmt.Errorf("migrations: looking for the objects of an install: %w", err)
 	}
 	return v, nil
 }

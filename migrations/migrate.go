@@ -239,8 +239,19 @@ func step(ctx context.Context, db *sql.DB, o options, table string, all []Migrat
 	fail := func(err error) (Step, bool, error) {
 		return Step{}, false, fmt.Errorf("migrations: version %d %s (%s): %w", s.Version, m.Name, direction(s.Up), err)
 	}
-	if _, err := tx.ExecContext(ctx, body); err != nil {
-		return fail(err)
+	// An up whose objects are there already (an older release adopted an
+	// install of this one, recording only the versions it knew) is
+	// recorded without running it again.
+	installed := 0
+	if s.Up {
+		if installed, err = installedVersion(ctx, tx); err != nil {
+			return fail(err)
+		}
+	}
+	if installed < s.Version {
+		if _, err := tx.ExecContext(ctx, body); err != nil {
+			return fail(err)
+		}
 	}
 	if _, err := tx.ExecContext(ctx, record, args...); err != nil {
 		return fail(err)

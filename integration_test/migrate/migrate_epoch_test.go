@@ -98,21 +98,50 @@ func TestMigrateEpoch(t *testing.T) {
 		require.ErrorIs(t, err, migrations.ErrEpoch)
 		require.ErrorContains(t, err, "ulid_flake_set_epoch")
 		for _, bad := range []int64{-5, 244606207777793, 900000000000000000} {
-			_, err = sdb.ExecContext(ctx, `SELECT ulid_flake_set_epoch($1)`, bad)
+			_, err = sdb.ExecContext(ctx, `SELECT ulid_flake_set_epoch($1::bigint)`, bad)
 			require.Equal(t, "22023", sqlCode(err), "%d: %v", bad, err)
 		}
+		// IDs were made: a later epoch would repeat their timestamps.
+		_, err = sdb.ExecContext(ctx, `SELECT ulid_flake_set_epoch($1::bigint)`, e2020.UnixMilli()+1)
+		require.Equal(t, "55000", sqlCode(err), "%v", err)
 		require.Equal(t, e2020.UnixMilli(), epochOf(t, ctx, sdb))
 
-		// Down from 7 keeps the epoch for sessions without the setting,
-		// and 7 again takes it back.
+		// Down from 7 is refused while version 6 would give sessions
+		// another epoch; with the database's setting holding it, it goes,
+		// and 7 again keeps it.
 		_, err = sdb.ExecContext(ctx, `RESET ulid_flake.epoch_ms`)
 		require.NoError(t, err)
 		_, err = migrations.Migrate(ctx, sdb, migrations.To(6))
+		require.Equal(t, "55000", sqlCode(err), "%v", err)
+		require.ErrorContains(t, err, "2024-01-01")
+		var dbName string
+		require.NoError(t, sdb.QueryRowContext(ctx, `SELECT current_database()`).Scan(&dbName))
+		_, err = sdb.ExecContext(ctx, `ALTER DATABASE `+dbName+` SET ulid_flake.epoch_ms = 1577836800000`)
 		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, sdb, migrations.To(6))
+		require.NoError(t, err)
+		sdb.SetMaxIdleConns(0) // new sessions, which read the database's setting
 		var at time.Time
 		require.NoError(t, sdb.QueryRowContext(ctx, `SELECT ulid_flake_time(0)`).Scan(&at))
-		require.Equal(t, e2020.UnixMilli(), at.UnixMilli(), "version 6 after Down: its default is 7's epoch")
+		require.Equal(t, e2020.UnixMilli(), at.UnixMilli(), "version 6 after Down: a new session reads 7's epoch")
 		_, err = migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
+		require.Equal(t, e2020.UnixMilli(), epochOf(t, ctx, sdb))
+
+		// An upgrade where a role's sessions had another epoch is refused,
+		// naming the role.
+		sdb = itest.EmptyDB(t, db.Server)
+		_, err = migrations.Migrate(ctx, sdb, migrations.To(6))
+		require.NoError(t, err)
+		require.NoError(t, sdb.QueryRowContext(ctx, `SELECT current_database()`).Scan(&dbName))
+		role := "app_epoch_" + dbName
+		_, err = sdb.ExecContext(ctx, `CREATE ROLE `+role+`; ALTER ROLE `+role+` IN DATABASE `+dbName+` SET ulid_flake.epoch_ms = '1577836800000'`)
+		require.NoError(t, err)
+		t.Cleanup(func() { _, _ = db.Exec(context.Background(), `DROP ROLE IF EXISTS `+role) })
+		_, err = migrations.Migrate(ctx, sdb)
+		require.Equal(t, "55000", sqlCode(err), "%v", err)
+		require.ErrorContains(t, err, role)
+		_, err = migrations.Migrate(ctx, sdb, migrations.Epoch(e2020))
 		require.NoError(t, err)
 		require.Equal(t, e2020.UnixMilli(), epochOf(t, ctx, sdb))
 
@@ -140,5 +169,39 @@ func TestMigrateEpoch(t *testing.T) {
 			require.Equal(t, code, sqlCode(err), "%s: %v", bad, err)
 			require.ErrorContains(t, err, "ulid_flake.epoch_ms")
 		}
+	})
+}
+
+// TestMigrateAfterOlderReleaseAdopted: an install of every version, made
+// by another tool, adopted by an older release that recorded only the
+// versions it knew: this build records the rest without running them
+// again (they would fail: their objects exist), and the install works.
+func TestMigrateAfterOlderReleaseAdopted(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		sdb := itest.EmptyDB(t, db.Server)
+		all, err := migrations.All()
+		require.NoError(t, err)
+		for _, m := range all {
+			_, err := sdb.ExecContext(ctx, "BEGIN;\n"+m.Up+"\nCOMMIT;")
+			require.NoError(t, err, "version %d", m.Version)
+		}
+		_, err = sdb.ExecContext(ctx, `CREATE TABLE ulid_flake_migrations (version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`)
+		require.NoError(t, err)
+		for _, m := range all[:len(all)-2] {
+			_, err := sdb.ExecContext(ctx, `INSERT INTO ulid_flake_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name)
+			require.NoError(t, err)
+		}
+		steps, err := migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
+		require.Len(t, steps, 2)
+		epochOf(t, ctx, sdb)
+		_, err = migrations.Migrate(ctx, sdb, migrations.To(len(all)-2))
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
+		epochOf(t, ctx, sdb)
 	})
 }

@@ -194,7 +194,7 @@ func TestSQLMatchesGo(t *testing.T) {
 		conn, err := db.Acquire(ctx)
 		require.NoError(t, err)
 		defer conn.Release()
-		_, err = conn.Exec(ctx, `SELECT ulid_flake_set_epoch($1)`, epoch.UnixMilli())
+		_, err = conn.Exec(ctx, `SELECT ulid_flake_set_epoch($1::bigint)`, epoch.UnixMilli())
 		require.NoError(t, err)
 		var gen int64
 		var before, after time.Time
@@ -320,7 +320,7 @@ func TestSQLGeneratorErrors(t *testing.T) {
 		conn, err := db.Acquire(ctx)
 		require.NoError(t, err)
 		defer conn.Release()
-		_, err = conn.Exec(ctx, `SELECT ulid_flake_set_epoch(4102444800000)`) // 2100: the clock is before it
+		_, err = conn.Exec(ctx, `SELECT ulid_flake_set_epoch(4102444800000, force => true)`) // 2100: the clock is before it
 		require.NoError(t, err)
 		err = conn.QueryRow(ctx, `SELECT ulid_flake()`).Scan(&v)
 		require.ErrorContains(t, err, "clock outside the epoch range")

@@ -1,19 +1,38 @@
 -- Back to version 6: the epoch read from the setting ulid_flake.epoch_ms
--- at every call, as 004 made it, except that a session without the setting
--- gets the epoch version 7 had (004's default was 2024-01-01), so that
--- nothing changes for it, and version 7 installed again keeps it.
+-- at every call, as 004 made it, else 2024-01-01. Refused unless that
+-- gives the epoch version 7 has to sessions that start from now on: the
+-- epoch is the default, or the database's setting holds it.
 SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.current_schema()), true);
 
+DO $check$
+DECLARE
+	installed bigint := ulid_flake_epoch_ms();
+	held      text;
+BEGIN
+	SELECT pg_catalog.btrim(pg_catalog.substr(c.kv, 21)) INTO held
+		FROM pg_catalog.pg_db_role_setting AS s
+		CROSS JOIN LATERAL pg_catalog.unnest(s.setconfig) AS c(kv)
+		WHERE s.setrole OPERATOR(pg_catalog.=) 0::oid AND s.setdatabase OPERATOR(pg_catalog.=)
+				(SELECT d.oid FROM pg_catalog.pg_database AS d WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
+			AND pg_catalog.starts_with(c.kv, 'ulid_flake.epoch_ms=');
+	IF installed OPERATOR(pg_catalog.<>) COALESCE(CASE WHEN held OPERATOR(pg_catalog.~) E'^[+-]?[0-9]{1,18}$'::text THEN held::bigint END, 1704067200000::bigint) THEN
+		RAISE EXCEPTION 'ulid_flake: the epoch is % Unix ms, and version 6 reads the epoch from the setting ulid_flake.epoch_ms, else 2024-01-01 (1704067200000): %', installed,
+			pg_catalog.format('ALTER DATABASE %I SET ulid_flake.epoch_ms = %s, then migrate down', pg_catalog.current_database(), installed)
+			USING ERRCODE = '55000';
+	END IF;
+END
+$check$;
+
 ALTER TABLE ulid_flake_state DROP COLUMN epoch_ms;
-DROP FUNCTION ulid_flake_set_epoch(bigint);
-ALTER DOMAIN ulid_flake_timestamp RENAME CONSTRAINT "ulid_flake: clock outside the epoch range (ulid_flake_epoch_ms())"
+DROP FUNCTION ulid_flake_set_epoch(bigint, boolean);
+ALTER DOMAIN ulid_flake_timestamp RENAME CONSTRAINT "ulid_flake: clock outside the epoch range (ulid_flake_epoch_ms)"
 	TO "ulid_flake: clock outside the epoch range (ulid_flake.epoch_ms)";
 
 DO $install$
 DECLARE
 	schema text := pg_catalog.current_schema();
-	epoch  text := pg_catalog.format('COALESCE(NULLIF(pg_catalog.current_setting(%L::text, true), %L::text)::%I.ulid_flake_epoch_setting::bigint, %L::bigint)',
-		'ulid_flake.epoch_ms', '', pg_catalog.current_schema(), ulid_flake_epoch_ms());
+	epoch  text := pg_catalog.format('COALESCE(NULLIF(pg_catalog.current_setting(%L::text, true), %L::text)::%I.ulid_flake_epoch_setting::bigint, 1704067200000::bigint)',
+		'ulid_flake.epoch_ms', '', pg_catalog.current_schema());
 	tms    text;
 	bound  text;
 BEGIN

@@ -15,10 +15,12 @@
 -- * This file takes the epoch version 6 uses in the session that runs it:
 --   the setting ulid_flake.epoch_ms (migrations.Epoch sets it; else
 --   ALTER DATABASE ... SET, a connection parameter, SET), checked as
---   version 6 checks it (23514), or else version 6's default, which is
---   2024-01-01 (1704067200000) or, after a Down from 7, the epoch 7 had.
---   It is read by calling version 6's ulid_flake_time(0), never out of a
---   function's source. After that the setting is not read:
+--   version 6 checks it (23514), or else 2024-01-01 (1704067200000). It
+--   is read by calling version 6's ulid_flake_time(0), never out of a
+--   function's source. It is refused (55000) when the setting is set to
+--   another epoch for a role or the database, whose sessions version 6
+--   gave that epoch, or when ulid_flake_ext 1.0 (which reads the setting)
+--   is installed here. After that the setting is not read:
 --   ulid_flake_set_epoch(ms), for the install's owner, changes the epoch.
 -- * An epoch is 0 to 244606207777792 Unix ms (1970-01-01 to the last one
 --   whose IDs carry times within year 9999), as flake.NewEpoch takes;
@@ -42,15 +44,16 @@ ALTER TABLE ulid_flake_state ADD COLUMN epoch_ms bigint;
 DO $install$
 DECLARE
 	schema text := pg_catalog.current_schema();
-	setting text := NULLIF(pg_catalog.current_setting('ulid_flake.epoch_ms'::text, true), ''::text);
+	setting text := pg_catalog.current_setting('ulid_flake.epoch_ms'::text, true);
 	ms_set bigint;
+	clash  text;
 	epoch  text := pg_catalog.format('%I.ulid_flake_epoch_ms()', pg_catalog.current_schema());
 	tms    text;
 	bound  text;
 	rebuilt boolean;
 BEGIN
 	-- The epoch this install keeps: version 6's in this session.
-	IF setting IS NOT NULL THEN
+	IF setting IS NOT NULL AND setting OPERATOR(pg_catalog.<>) ''::text THEN
 		ms_set := setting::ulid_flake_epoch_setting::bigint;
 	ELSE
 		ms_set := pg_catalog.floor(EXTRACT(epoch FROM ulid_flake_time(0::bigint)) OPERATOR(pg_catalog.*) 1000::numeric)::bigint;
@@ -59,8 +62,34 @@ BEGIN
 		RAISE EXCEPTION 'ulid_flake: epoch % (ulid_flake.epoch_ms) is not between 0 and 244606207777792 Unix ms (1970-01-01 to 9721-04-06)', ms_set
 			USING ERRCODE = '22023';
 	END IF;
+	-- Version 6 read the setting in every session, so one set for a role
+	-- or the database (ALTER ROLE/DATABASE ... SET) to another value gave
+	-- that application's IDs another epoch: this install would move them.
+	SELECT pg_catalog.string_agg(pg_catalog.format('%s: %s',
+			CASE WHEN s.setrole OPERATOR(pg_catalog.=) 0::oid THEN 'the database' ELSE pg_catalog.format('role %I', r.rolname) END,
+			pg_catalog.substr(c.kv, 21)), '; ')
+		INTO clash
+		FROM pg_catalog.pg_db_role_setting AS s
+		CROSS JOIN LATERAL pg_catalog.unnest(s.setconfig) AS c(kv)
+		LEFT JOIN pg_catalog.pg_roles AS r ON r.oid OPERATOR(pg_catalog.=) s.setrole
+		WHERE (s.setdatabase OPERATOR(pg_catalog.=) 0::oid OR s.setdatabase OPERATOR(pg_catalog.=)
+				(SELECT d.oid FROM pg_catalog.pg_database AS d WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()))
+			AND pg_catalog.starts_with(c.kv, 'ulid_flake.epoch_ms=')
+			AND NOT (pg_catalog.substr(c.kv, 21) OPERATOR(pg_catalog.~) E'^\\s*[+-]?[0-9]{1,18}\\s*$'::text
+				AND pg_catalog.btrim(pg_catalog.substr(c.kv, 21))::bigint OPERATOR(pg_catalog.=) ms_set);
+	IF clash IS NOT NULL THEN
+		RAISE EXCEPTION 'ulid_flake: version 7 would fix the epoch at % Unix ms, but ulid_flake.epoch_ms is set otherwise for %, whose sessions version 6 gave that epoch: install with the epoch their IDs have (migrations.Epoch), or RESET the setting that is wrong', ms_set, clash
+			USING ERRCODE = '55000';
+	END IF;
+	-- The extension before 1.1 reads the setting, not the epoch fixed here.
+	IF EXISTS (SELECT FROM pg_catalog.pg_extension AS e WHERE e.extname OPERATOR(pg_catalog.=) 'ulid_flake_ext'::name
+			AND e.extnamespace OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace(pg_catalog.quote_ident(schema))
+			AND e.extversion OPERATOR(pg_catalog.=) '1.0'::text) THEN
+		RAISE EXCEPTION 'ulid_flake: ulid_flake_ext 1.0 is installed here, which reads the epoch from the setting, not the one version 7 fixes: install its 1.1 files on the server and run ALTER EXTENSION ulid_flake_ext UPDATE first'
+			USING ERRCODE = '55000';
+	END IF;
 	ALTER DOMAIN ulid_flake_timestamp RENAME CONSTRAINT "ulid_flake: clock outside the epoch range (ulid_flake.epoch_ms)"
-		TO "ulid_flake: clock outside the epoch range (ulid_flake_epoch_ms())";
+		TO "ulid_flake: clock outside the epoch range (ulid_flake_epoch_ms)";
 	EXECUTE pg_catalog.format('CREATE FUNCTION %I.ulid_flake_epoch_ms() RETURNS bigint
 		LANGUAGE sql STABLE PARALLEL SAFE RETURN %L::bigint', schema, ms_set);
 
@@ -117,11 +146,15 @@ BEGIN
 END$body$, schema, epoch));
 
 	-- ulid_flake_set_epoch(ms): the one way to change the epoch after the
-	-- install; 23514 for what the setting would refuse.
-	EXECUTE pg_catalog.format($f$CREATE FUNCTION %1$I.ulid_flake_set_epoch(epoch_ms bigint) RETURNS void
+	-- install. A later epoch than the one in force, once the sequence has
+	-- been used, would give new IDs the timestamps of IDs already made, and
+	-- the same sequence bits: refused unless force (a table emptied).
+	EXECUTE pg_catalog.format($f$CREATE FUNCTION %1$I.ulid_flake_set_epoch(epoch_ms bigint, force boolean DEFAULT false) RETURNS void
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS %2$L$f$, schema, pg_catalog.format($body$
 DECLARE
 	schema text := %1$L;
+	cur    bigint;
+	used   boolean;
 BEGIN
 	IF epoch_ms IS NULL THEN
 		RAISE EXCEPTION 'ulid_flake_set_epoch: the epoch is NULL, want Unix milliseconds' USING ERRCODE = '22004';
@@ -130,11 +163,17 @@ BEGIN
 		RAISE EXCEPTION 'ulid_flake_set_epoch: epoch %% is not between 0 and 244606207777792 Unix ms (1970-01-01 to 9721-04-06)', epoch_ms
 			USING ERRCODE = '22023';
 	END IF;
+	EXECUTE format('SELECT %%I.ulid_flake_epoch_ms(), pg_catalog.pg_sequence_last_value(%%L::regclass) IS NOT NULL',
+		schema, format('%%I.ulid_flake_seq', schema)) INTO cur, used;
+	IF epoch_ms > cur AND used AND NOT coalesce(force, false) THEN
+		RAISE EXCEPTION 'ulid_flake_set_epoch: %% is later than the epoch in force, %%, and IDs have been made: new IDs would repeat their timestamps (an earlier epoch keeps IDs unique; force => true only where no ID of the epoch in force remains)', epoch_ms, cur
+			USING ERRCODE = '55000';
+	END IF;
 	EXECUTE format('CREATE OR REPLACE FUNCTION %%I.ulid_flake_epoch_ms() RETURNS bigint
 		LANGUAGE sql STABLE PARALLEL SAFE RETURN %%L::bigint', schema, epoch_ms);
 	EXECUTE format('UPDATE %%I.ulid_flake_state SET epoch_ms = $1', schema) USING epoch_ms;
 END$body$, schema));
-	EXECUTE pg_catalog.format('REVOKE EXECUTE ON FUNCTION %1$I.ulid_flake_build(bigint), %1$I.ulid_flake_set_epoch(bigint) FROM PUBLIC', schema);
+	EXECUTE pg_catalog.format('REVOKE EXECUTE ON FUNCTION %1$I.ulid_flake_build(bigint), %1$I.ulid_flake_set_epoch(bigint, boolean) FROM PUBLIC', schema);
 
 	-- The generators again, with the recorded offset (or a new one, on a
 	-- database the state was not recorded on).
