@@ -224,7 +224,7 @@ ulid_flake_next(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_CHECK_VIOLATION),
 				 errmsg("ulid_flake: clock outside the epoch range (%s)",
-						state_has_epoch ? "ulid_flake_epoch_ms()" : "ulid_flake.epoch_ms")));
+						state_has_epoch ? "ulid_flake_epoch_ms" : "ulid_flake.epoch_ms")));
 
 	/* seq mod P, never negative (nextval() never is; any bigint is taken). */
 	x = seq % P;

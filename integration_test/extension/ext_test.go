@@ -132,7 +132,7 @@ func TestExtensionEpoch(t *testing.T) {
 		checkTime(t, conn, flake.DefaultEpoch())
 
 		// Version 7: ulid_flake_set_epoch, from another session.
-		_, err = db.Exec(ctx, `SELECT ulid_flake_set_epoch($1)`, e2020.UnixMilli())
+		_, err = db.Exec(ctx, `SELECT ulid_flake_set_epoch($1::bigint)`, e2020.UnixMilli())
 		require.NoError(t, err)
 		checkTime(t, conn, e2020)
 		for _, set := range []string{"abc", "1704067200000"} {
@@ -150,7 +150,9 @@ func TestExtensionEpoch(t *testing.T) {
 		require.NoError(t, err)
 
 		// An epoch after the clock: outside the range, 23514 from both.
-		_, err = db.Exec(ctx, `SELECT ulid_flake_set_epoch($1)`, time.Now().Add(24*time.Hour).UnixMilli())
+		_, err = db.Exec(ctx, `SELECT ulid_flake_set_epoch($1::bigint)`, time.Now().Add(24*time.Hour).UnixMilli())
+		require.Equal(t, "55000", sqlState(err), "a later epoch once IDs were made: %v", err)
+		_, err = db.Exec(ctx, `SELECT ulid_flake_set_epoch($1::bigint, force => true)`, time.Now().Add(24*time.Hour).UnixMilli())
 		require.NoError(t, err)
 		_, err = conn.Exec(ctx, `SELECT `+next)
 		require.Equal(t, "23514", sqlState(err), "%v", err)
@@ -165,6 +167,15 @@ func TestExtensionEpoch(t *testing.T) {
 		require.NoError(t, err)
 		defer sdb.Close()
 		_, err = migrations.Migrate(ctx, sdb, migrations.To(6))
+		require.NoError(t, err)
+		// Version 1.0 of the extension reads the setting alone: version 7
+		// refuses to install beside it.
+		_, err = db.Exec(ctx, `DROP EXTENSION ulid_flake_ext; CREATE EXTENSION ulid_flake_ext VERSION '1.0'`)
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, sdb)
+		require.Equal(t, "55000", sqlState(err), "%v", err)
+		require.ErrorContains(t, err, "ALTER EXTENSION ulid_flake_ext UPDATE")
+		_, err = db.Exec(ctx, `ALTER EXTENSION ulid_flake_ext UPDATE`)
 		require.NoError(t, err)
 		_, err = conn.Exec(ctx, `RESET ulid_flake.epoch_ms`)
 		require.NoError(t, err)

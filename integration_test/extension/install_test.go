@@ -108,6 +108,6 @@ func TestExtensionInstall(t *testing.T) {
 		require.Positive(t, id)
 		var version string
 		require.NoError(t, db.QueryRow(ctx, `SELECT extversion FROM pg_extension WHERE extname = 'ulid_flake_ext'`).Scan(&version))
-		require.Equal(t, "1.0", version)
+		require.Equal(t, "1.1", version)
 	})
 }
