@@ -36,14 +36,17 @@ func cmdMigrations(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Each version in a transaction of its own: the files pin search_path
+	// with set_config(..., true), which lasts as long as the transaction,
+	// so under psql's autocommit it would not outlast its own statement.
 	if dir == "down" {
 		for i := len(all) - 1; i >= 0; i-- {
-			fmt.Fprintf(stdout, "-- version %d %s (down)\n%s\n", all[i].Version, all[i].Name, all[i].Down)
+			fmt.Fprintf(stdout, "-- version %d %s (down)\nBEGIN;\n%s\nCOMMIT;\n", all[i].Version, all[i].Name, all[i].Down)
 		}
 		return nil
 	}
 	for _, m := range all {
-		fmt.Fprintf(stdout, "-- version %d %s (up)\n%s\n", m.Version, m.Name, m.Up)
+		fmt.Fprintf(stdout, "-- version %d %s (up)\nBEGIN;\n%s\nCOMMIT;\n", m.Version, m.Name, m.Up)
 	}
 	return nil
 }
