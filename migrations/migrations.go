@@ -18,6 +18,10 @@
 //     command lines. The recipes are in docs/sql.md ("Installing").
 //   - The SQL itself: `ulidflake migrations up` prints it, for any other tool.
 //
+// The functions count from the epoch fixed at install: pass [Epoch] when
+// the application's generators use another than the default
+// ([flake.WithEpoch]). docs/sql.md ("The epoch") says how to change it.
+//
 // The objects land in the first schema of search_path that exists; each
 // file pins search_path to that schema alone before it creates anything.
 // To put them in a schema of their own, create it and pass [Schema] (or set
