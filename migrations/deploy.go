@@ -28,9 +28,12 @@ var (
 	// triggers or a planted function would run with the caller's rights.
 	ErrForeignOwner = errors.New("migrations: the install holds objects of another role")
 	// ErrEpoch: the functions were installed with another epoch than the
-	// one [Epoch] gives. Migrate never changes an installed epoch (that
-	// moves the time of every ID already made): ulid_flake_set_epoch(ms),
-	// as the install's owner, does, once you mean it.
+	// one [Epoch] gives, or version 7 would fix an epoch other than the one
+	// the settings gave sessions that made IDs, or [Epoch] is given with a
+	// target below version 7 (where nothing keeps it), or ulid_flake_ext
+	// 1.0 (which reads the epoch from the setting) is beside version 7. Migrate never
+	// changes an installed epoch (that moves the time of every ID already
+	// made): ulid_flake_set_epoch(ms), as the install's owner, does.
 	ErrEpoch = errors.New("migrations: the installed epoch is another")
 )
 
@@ -160,11 +163,25 @@ func checkNode(ctx context.Context, tx execer, current int) error {
 }
 
 // checkEpoch returns ErrEpoch when the install (version 7 on, where the
-// epoch is fixed) has another epoch than want. It calls
+// epoch is fixed) has another epoch than want (when given), or has
+// ulid_flake_ext 1.0 beside it, which reads the setting instead. It calls
 // ulid_flake_epoch_ms() by the install schema's name, after [trusted]
 // checked its owner.
 func checkEpoch(ctx context.Context, tx execer, current int, want *flake.Epoch) error {
-	if want == nil || current < 7 {
+	if current < 7 {
+		return nil
+	}
+	var ext sql.NullString
+	err := tx.QueryRowContext(ctx, `SELECT e.extversion FROM pg_catalog.pg_extension AS e
+		WHERE e.extname OPERATOR(pg_catalog.=) 'ulid_flake_ext' AND e.extnamespace OPERATOR(pg_catalog.=)
+			pg_catalog.to_regnamespace(pg_catalog.quote_ident(pg_catalog.current_schema()))`).Scan(&ext)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("migrations: reading the extension's version: %w", err)
+	}
+	if ext.String == "1.0" {
+		return fmt.Errorf("%w: ulid_flake_ext 1.0 is installed beside version %d; it reads the epoch from the setting ulid_flake.epoch_ms, not the one version 7 fixes: install its 1.1 files on the server and run ALTER EXTENSION ulid_flake_ext UPDATE", ErrEpoch, current)
+	}
+	if want == nil {
 		return nil
 	}
 	var schema string
@@ -186,10 +203,10 @@ func checkEpoch(ctx context.Context, tx execer, current int, want *flake.Epoch) 
 // the install schema that Migrate reads, adopts or calls by name (the
 // state table and the sequence, the types that mark versions 2 and 3, the
 // functions ulid_flake, ulid_flake_scalable, ulid_flake_check_node,
-// ulid_flake_build, ulid_flake_time (which version 7 calls), and
-// ulid_flake_at, ulid_flake_encode, ulid_flake_decode, ulid_flake_epoch_ms
-// and ulid_flake_set_epoch, which mark versions 5 to 7, in any
-// signature), is owned by a role that is neither
+// ulid_flake_build, ulid_flake_time and ulid_flake_epoch_settings (which
+// version 7 calls), and ulid_flake_at, ulid_flake_encode,
+// ulid_flake_decode, ulid_flake_epoch_ms and ulid_flake_set_epoch, which
+// mark versions 5 to 7, in any signature), is owned by a role that is neither
 // the one running Migrate nor a superuser: another role's objects there (a
 // trigger on a planted version table, a planted ulid_flake_check_node())
 // would run with the caller's rights.
@@ -209,7 +226,7 @@ func trusted(ctx context.Context, tx execer, table string) error {
 			UNION ALL SELECT 'function ' OPERATOR(pg_catalog.||) p.oid::pg_catalog.regprocedure::pg_catalog.text, p.proowner
 				FROM pg_catalog.pg_proc p, s WHERE p.pronamespace OPERATOR(pg_catalog.=) s.oid
 				AND p.proname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (ARRAY['ulid_flake', 'ulid_flake_scalable', 'ulid_flake_check_node', 'ulid_flake_build',
-					'ulid_flake_time', 'ulid_flake_at', 'ulid_flake_encode', 'ulid_flake_decode', 'ulid_flake_epoch_ms', 'ulid_flake_set_epoch']))
+					'ulid_flake_time', 'ulid_flake_at', 'ulid_flake_encode', 'ulid_flake_decode', 'ulid_flake_epoch_ms', 'ulid_flake_set_epoch', 'ulid_flake_epoch_settings']))
 		SELECT pg_catalog.string_agg(o.what OPERATOR(pg_catalog.||) ' (owner ' OPERATOR(pg_catalog.||)
 				pg_catalog.quote_ident(r.rolname) OPERATOR(pg_catalog.||) ')', ', ' ORDER BY o.what)
 			FROM o JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) o.owner

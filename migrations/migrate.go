@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/ulidflake/ulidflake/flake"
 )
@@ -99,6 +100,9 @@ func migrate(ctx context.Context, db *sql.DB, all []Migration, opts ...Option) (
 	}
 	if o.targetSet && (o.target < 0 || o.target > len(all)) {
 		return nil, fmt.Errorf("%w: %d (versions 0..%d)", ErrTarget, o.target, len(all))
+	}
+	if o.epoch != nil && ((o.targetSet && o.target < 7) || o.down > 0) {
+		return nil, fmt.Errorf("%w: Epoch is kept from version 7 on, not by a Down or a target below it", ErrEpoch)
 	}
 	table := quoteIdent(o.table)
 	if o.schema != "" {
@@ -250,6 +254,9 @@ func step(ctx context.Context, db *sql.DB, o options, table string, all []Migrat
 	}
 	if installed < s.Version {
 		if _, err := tx.ExecContext(ctx, body); err != nil {
+			if strings.Contains(err.Error(), "ulid_flake: version 7 would fix the epoch") {
+				err = fmt.Errorf("%w: %w", ErrEpoch, err)
+			}
 			return fail(err)
 		}
 	}

@@ -16,7 +16,8 @@
 //     would clash with in one directory or one table). `ulidflake
 //     migrations write` puts the same files in a directory for the tools'
 //     command lines. The recipes are in docs/sql.md ("Installing").
-//   - The SQL itself: `ulidflake migrations up` prints it, for any other tool.
+//   - The SQL itself: `ulidflake migrations up` prints it, for any other
+//     tool (with psql: `psql -v ON_ERROR_STOP=1`).
 //
 // The functions count from the epoch fixed at install: pass [Epoch] when
 // the application's generators use another than the default

@@ -113,7 +113,7 @@ func TestMigrateEpoch(t *testing.T) {
 		require.NoError(t, err)
 		_, err = migrations.Migrate(ctx, sdb, migrations.To(6))
 		require.Equal(t, "55000", sqlCode(err), "%v", err)
-		require.ErrorContains(t, err, "2024-01-01")
+		require.ErrorContains(t, err, "the default: 1704067200000")
 		var dbName string
 		require.NoError(t, sdb.QueryRowContext(ctx, `SELECT current_database()`).Scan(&dbName))
 		_, err = sdb.ExecContext(ctx, `ALTER DATABASE `+dbName+` SET ulid_flake.epoch_ms = 1577836800000`)
@@ -128,22 +128,37 @@ func TestMigrateEpoch(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, e2020.UnixMilli(), epochOf(t, ctx, sdb))
 
-		// An upgrade where a role's sessions had another epoch is refused,
-		// naming the role.
+		// Once IDs were made, an upgrade where the settings gave some
+		// sessions another epoch is refused (ErrEpoch, 55000), naming
+		// them: a role's (whatever the case of the setting's name), and
+		// the sessions without one (the default) when Epoch asks for
+		// another; until the settings all say the epoch asked for.
 		sdb = itest.EmptyDB(t, db.Server)
 		_, err = migrations.Migrate(ctx, sdb, migrations.To(6))
 		require.NoError(t, err)
+		_, err = sdb.ExecContext(ctx, `SELECT ulid_flake() FROM generate_series(1, 10)`)
+		require.NoError(t, err)
 		require.NoError(t, sdb.QueryRowContext(ctx, `SELECT current_database()`).Scan(&dbName))
 		role := "app_epoch_" + dbName
-		_, err = sdb.ExecContext(ctx, `CREATE ROLE `+role+`; ALTER ROLE `+role+` IN DATABASE `+dbName+` SET ulid_flake.epoch_ms = '1577836800000'`)
+		_, err = sdb.ExecContext(ctx, `CREATE ROLE `+role+`; ALTER ROLE `+role+` IN DATABASE `+dbName+` SET "ULID_FLAKE.Epoch_MS" = '1577836800000'`)
 		require.NoError(t, err)
 		t.Cleanup(func() { _, _ = db.Exec(context.Background(), `DROP ROLE IF EXISTS `+role) })
 		_, err = migrations.Migrate(ctx, sdb)
+		require.ErrorIs(t, err, migrations.ErrEpoch)
 		require.Equal(t, "55000", sqlCode(err), "%v", err)
 		require.ErrorContains(t, err, role)
 		_, err = migrations.Migrate(ctx, sdb, migrations.Epoch(e2020))
+		require.ErrorIs(t, err, migrations.ErrEpoch)
+		require.ErrorContains(t, err, "the default: 1704067200000")
+		_, err = sdb.ExecContext(ctx, `ALTER DATABASE `+dbName+` SET ulid_flake.epoch_ms = E'\t1577836800000 '`)
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, sdb, migrations.Epoch(e2020))
 		require.NoError(t, err)
 		require.Equal(t, e2020.UnixMilli(), epochOf(t, ctx, sdb))
+
+		// Epoch with a Down or a target below 7, where nothing keeps it.
+		_, err = migrations.Migrate(ctx, sdb, migrations.Epoch(e2020), migrations.To(6))
+		require.ErrorIs(t, err, migrations.ErrEpoch)
 
 		// An upgrade from 6 where the setting held another epoch keeps it.
 		sdb = itest.EmptyDB(t, db.Server)

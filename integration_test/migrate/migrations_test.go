@@ -194,7 +194,7 @@ func TestSQLMatchesGo(t *testing.T) {
 		conn, err := db.Acquire(ctx)
 		require.NoError(t, err)
 		defer conn.Release()
-		_, err = conn.Exec(ctx, `SELECT ulid_flake_set_epoch($1::bigint)`, epoch.UnixMilli())
+		_, err = conn.Exec(ctx, `SELECT ulid_flake_set_epoch($1::bigint, force => true)`, epoch.UnixMilli())
 		require.NoError(t, err)
 		var gen int64
 		var before, after time.Time
@@ -327,7 +327,7 @@ func TestSQLGeneratorErrors(t *testing.T) {
 		var pgErr *pgconn.PgError
 		require.ErrorAs(t, err, &pgErr)
 		require.Equal(t, "23514", pgErr.Code)
-		_, err = conn.Exec(ctx, `SELECT ulid_flake_set_epoch(1704067200000)`)
+		_, err = conn.Exec(ctx, `SELECT ulid_flake_set_epoch(1704067200000, force => true)`)
 		require.NoError(t, err)
 	})
 }

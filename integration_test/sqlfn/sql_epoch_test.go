@@ -52,7 +52,7 @@ func TestSetEpochReachesCachedPlans(t *testing.T) {
 		}
 		e2020, err := flake.NewEpoch(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
 		require.NoError(t, err)
-		_, err = db.Exec(ctx, `SELECT ulid_flake_set_epoch($1::bigint)`, e2020.UnixMilli())
+		_, err = db.Exec(ctx, `SELECT ulid_flake_set_epoch($1::bigint, force => true)`, e2020.UnixMilli())
 		require.NoError(t, err)
 		for n := 7; n < 10; n++ {
 			check(e2020, n)

@@ -121,7 +121,7 @@ func TestGeneratorWrapsClockStepsOverflow(t *testing.T) {
 		_, err = conn.Exec(ctx, `CREATE TEMP TABLE ids AS SELECT ulid_flake() AS id FROM generate_series(1, 50000);
 			SELECT ulid_flake_set_epoch(1704070800000, force => true);
 			INSERT INTO ids SELECT ulid_flake() FROM generate_series(1, 50000);
-			SELECT ulid_flake_set_epoch(1704067200000)`)
+			SELECT ulid_flake_set_epoch(1704067200000, force => true)`)
 		require.NoError(t, err)
 		var n, d int
 		var behind bool

@@ -1,23 +1,22 @@
 -- Back to version 6: the epoch read from the setting ulid_flake.epoch_ms
--- at every call, as 004 made it, else 2024-01-01. Refused unless that
--- gives the epoch version 7 has to sessions that start from now on: the
--- epoch is the default, or the database's setting holds it.
+-- at every call, as 004 made it, else 2024-01-01. Refused unless every
+-- setting the catalog shows (ulid_flake_epoch_settings) gives sessions
+-- that start from now on the epoch version 7 has.
 SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.current_schema()), true);
 
 DO $check$
 DECLARE
-	installed bigint := ulid_flake_epoch_ms();
-	held      text;
+	installed bigint;
+	clash     text;
 BEGIN
-	SELECT pg_catalog.btrim(pg_catalog.substr(c.kv, 21)) INTO held
-		FROM pg_catalog.pg_db_role_setting AS s
-		CROSS JOIN LATERAL pg_catalog.unnest(s.setconfig) AS c(kv)
-		WHERE s.setrole OPERATOR(pg_catalog.=) 0::oid AND s.setdatabase OPERATOR(pg_catalog.=)
-				(SELECT d.oid FROM pg_catalog.pg_database AS d WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
-			AND pg_catalog.starts_with(c.kv, 'ulid_flake.epoch_ms=');
-	IF installed OPERATOR(pg_catalog.<>) COALESCE(CASE WHEN held OPERATOR(pg_catalog.~) E'^[+-]?[0-9]{1,18}$'::text THEN held::bigint END, 1704067200000::bigint) THEN
-		RAISE EXCEPTION 'ulid_flake: the epoch is % Unix ms, and version 6 reads the epoch from the setting ulid_flake.epoch_ms, else 2024-01-01 (1704067200000): %', installed,
-			pg_catalog.format('ALTER DATABASE %I SET ulid_flake.epoch_ms = %s, then migrate down', pg_catalog.current_database(), installed)
+	-- The state's row lock orders this with ulid_flake_set_epoch().
+	SELECT ulid_flake_epoch_ms() INTO installed FROM ulid_flake_state FOR UPDATE;
+	installed := ulid_flake_epoch_ms();
+	SELECT pg_catalog.string_agg(e.who, '; ') INTO clash FROM ulid_flake_epoch_settings() AS e
+		WHERE e.epoch_ms IS NULL OR e.epoch_ms OPERATOR(pg_catalog.<>) installed;
+	IF clash IS NOT NULL THEN
+		RAISE EXCEPTION 'ulid_flake: the epoch is % Unix ms, and version 6 reads the epoch from the setting ulid_flake.epoch_ms at every call, which would give sessions another (%): %', installed, clash,
+			pg_catalog.format('ALTER DATABASE %I SET ulid_flake.epoch_ms = %s (and make the others say it, or RESET them), then migrate down', pg_catalog.current_database(), installed)
 			USING ERRCODE = '55000';
 	END IF;
 END
@@ -90,3 +89,4 @@ END
 $install$;
 
 DROP FUNCTION ulid_flake_epoch_ms();
+DROP FUNCTION ulid_flake_epoch_settings();

@@ -41,6 +41,49 @@ SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.cu
 
 ALTER TABLE ulid_flake_state ADD COLUMN epoch_ms bigint;
 
+-- ulid_flake_epoch_settings(): the epochs version 6 gives the sessions of
+-- this database, from the settings the catalog shows: for a role without
+-- a setting of its own, the database's (ALTER DATABASE ... SET), else all
+-- roles' (ALTER ROLE ALL SET), else the server's (postgresql.conf, ALTER
+-- SYSTEM; when the caller may read pg_file_settings), else 2024-01-01; and
+-- each role's own (ALTER ROLE ... [IN DATABASE] SET). The setting's name
+-- matches in any case; its value as the domain ulid_flake_epoch_setting
+-- reads it (NULL when it cannot: those sessions make no ID). A session's
+-- SET, a connection parameter or PGOPTIONS leave no trace here.
+CREATE FUNCTION ulid_flake_epoch_settings() RETURNS TABLE (who text, epoch_ms bigint)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $f$
+DECLARE
+	db   oid := (SELECT d.oid FROM pg_database AS d WHERE d.datname = current_database());
+	file text;
+BEGIN
+	BEGIN
+		SELECT f.setting INTO file FROM pg_file_settings AS f
+			WHERE lower(f.name) = 'ulid_flake.epoch_ms' AND f.applied ORDER BY f.seqno DESC LIMIT 1;
+	EXCEPTION WHEN insufficient_privilege THEN
+		file := NULL;
+	END;
+	RETURN QUERY
+	WITH s AS (
+		SELECT r.setrole, r.setdatabase, substr(c.kv, strpos(c.kv, '=') + 1) AS v
+		FROM pg_db_role_setting AS r CROSS JOIN LATERAL unnest(r.setconfig) AS c(kv)
+		WHERE r.setdatabase IN (0, db) AND lower(split_part(c.kv, '=', 1)) = 'ulid_flake.epoch_ms'),
+	found AS (
+		(SELECT x.who, x.v FROM (
+			SELECT 'ALTER DATABASE' AS who, s.v, 1 AS rank FROM s WHERE s.setrole = 0 AND s.setdatabase = db
+			UNION ALL SELECT 'ALTER ROLE ALL', s.v, 2 FROM s WHERE s.setrole = 0 AND s.setdatabase = 0
+			UNION ALL SELECT 'the server''s configuration', file, 3 WHERE file IS NOT NULL
+			UNION ALL SELECT 'the default', '1704067200000', 4) AS x
+		ORDER BY x.rank LIMIT 1)
+		UNION ALL
+		SELECT format('ALTER ROLE %I', a.rolname) || CASE WHEN s.setdatabase = 0 THEN '' ELSE ' IN DATABASE' END, s.v
+		FROM s JOIN pg_roles AS a ON a.oid = s.setrole)
+	SELECT found.who || ': ' || found.v,
+		CASE WHEN found.v ~ E'^\\s*[+-]?[0-9]{1,18}\\s*$' THEN regexp_replace(found.v, E'\\s', '', 'g')::bigint END
+	FROM found;
+END
+$f$;
+REVOKE EXECUTE ON FUNCTION ulid_flake_epoch_settings() FROM PUBLIC;
+
 DO $install$
 DECLARE
 	schema text := pg_catalog.current_schema();
@@ -62,23 +105,15 @@ BEGIN
 		RAISE EXCEPTION 'ulid_flake: epoch % (ulid_flake.epoch_ms) is not between 0 and 244606207777792 Unix ms (1970-01-01 to 9721-04-06)', ms_set
 			USING ERRCODE = '22023';
 	END IF;
-	-- Version 6 read the setting in every session, so one set for a role
-	-- or the database (ALTER ROLE/DATABASE ... SET) to another value gave
-	-- that application's IDs another epoch: this install would move them.
-	SELECT pg_catalog.string_agg(pg_catalog.format('%s: %s',
-			CASE WHEN s.setrole OPERATOR(pg_catalog.=) 0::oid THEN 'the database' ELSE pg_catalog.format('role %I', r.rolname) END,
-			pg_catalog.substr(c.kv, 21)), '; ')
-		INTO clash
-		FROM pg_catalog.pg_db_role_setting AS s
-		CROSS JOIN LATERAL pg_catalog.unnest(s.setconfig) AS c(kv)
-		LEFT JOIN pg_catalog.pg_roles AS r ON r.oid OPERATOR(pg_catalog.=) s.setrole
-		WHERE (s.setdatabase OPERATOR(pg_catalog.=) 0::oid OR s.setdatabase OPERATOR(pg_catalog.=)
-				(SELECT d.oid FROM pg_catalog.pg_database AS d WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()))
-			AND pg_catalog.starts_with(c.kv, 'ulid_flake.epoch_ms=')
-			AND NOT (pg_catalog.substr(c.kv, 21) OPERATOR(pg_catalog.~) E'^\\s*[+-]?[0-9]{1,18}\\s*$'::text
-				AND pg_catalog.btrim(pg_catalog.substr(c.kv, 21))::bigint OPERATOR(pg_catalog.=) ms_set);
+	-- Version 6 gave sessions the epoch of their settings: once IDs have
+	-- been made (the migrations draw two sequence values themselves), one
+	-- that gave them another would move their IDs.
+	IF pg_catalog.pg_sequence_last_value(pg_catalog.format('%I.ulid_flake_seq', schema)::regclass) OPERATOR(pg_catalog.>) 2::bigint THEN
+		EXECUTE pg_catalog.format('SELECT pg_catalog.string_agg(e.who, %L) FROM %I.ulid_flake_epoch_settings() AS e
+			WHERE e.epoch_ms OPERATOR(pg_catalog.<>) $1', '; ', schema) INTO clash USING ms_set;
+	END IF;
 	IF clash IS NOT NULL THEN
-		RAISE EXCEPTION 'ulid_flake: version 7 would fix the epoch at % Unix ms, but ulid_flake.epoch_ms is set otherwise for %, whose sessions version 6 gave that epoch: install with the epoch their IDs have (migrations.Epoch), or RESET the setting that is wrong', ms_set, clash
+		RAISE EXCEPTION 'ulid_flake: version 7 would fix the epoch at % Unix ms, but version 6 gave other sessions another (%), and IDs have been made: install with the epoch their IDs have (migrations.Epoch), and make the settings that differ say it (ALTER DATABASE ... SET ulid_flake.epoch_ms), or RESET them', ms_set, clash
 			USING ERRCODE = '55000';
 	END IF;
 	-- The extension before 1.1 reads the setting, not the epoch fixed here.
@@ -146,9 +181,11 @@ BEGIN
 END$body$, schema, epoch));
 
 	-- ulid_flake_set_epoch(ms): the one way to change the epoch after the
-	-- install. A later epoch than the one in force, once the sequence has
-	-- been used, would give new IDs the timestamps of IDs already made, and
-	-- the same sequence bits: refused unless force (a table emptied).
+	-- install. Once the sequence has made IDs (beyond the two values the
+	-- migrations draw), refused unless force: a later epoch gives new IDs
+	-- the timestamps of IDs already made, and a statement that started
+	-- before the change keeps the old epoch until it ends, so that even an
+	-- earlier one can repeat an ID.
 	EXECUTE pg_catalog.format($f$CREATE FUNCTION %1$I.ulid_flake_set_epoch(epoch_ms bigint, force boolean DEFAULT false) RETURNS void
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS %2$L$f$, schema, pg_catalog.format($body$
 DECLARE
@@ -163,10 +200,12 @@ BEGIN
 		RAISE EXCEPTION 'ulid_flake_set_epoch: epoch %% is not between 0 and 244606207777792 Unix ms (1970-01-01 to 9721-04-06)', epoch_ms
 			USING ERRCODE = '22023';
 	END IF;
-	EXECUTE format('SELECT %%I.ulid_flake_epoch_ms(), pg_catalog.pg_sequence_last_value(%%L::regclass) IS NOT NULL',
-		schema, format('%%I.ulid_flake_seq', schema)) INTO cur, used;
-	IF epoch_ms > cur AND used AND NOT coalesce(force, false) THEN
-		RAISE EXCEPTION 'ulid_flake_set_epoch: %% is later than the epoch in force, %%, and IDs have been made: new IDs would repeat their timestamps (an earlier epoch keeps IDs unique; force => true only where no ID of the epoch in force remains)', epoch_ms, cur
+	-- The state's row lock orders this with ulid_flake_check_node() and
+	-- with a Down of version 7.
+	EXECUTE format('SELECT %%1$I.ulid_flake_epoch_ms(), pg_catalog.pg_sequence_last_value(%%2$L::regclass) > 2
+		FROM %%1$I.ulid_flake_state FOR UPDATE', schema, format('%%I.ulid_flake_seq', schema)) INTO cur, used;
+	IF epoch_ms <> cur AND used AND NOT coalesce(force, false) THEN
+		RAISE EXCEPTION 'ulid_flake_set_epoch: IDs have been made under the epoch in force, %%: a new one moves their times, a later one makes new IDs repeat their timestamps, and a statement in flight keeps the old one, so IDs can repeat (force => true only while nothing inserts, and where every ID is to be read under the new epoch)', cur
 			USING ERRCODE = '55000';
 	END IF;
 	EXECUTE format('CREATE OR REPLACE FUNCTION %%I.ulid_flake_epoch_ms() RETURNS bigint
