@@ -198,7 +198,20 @@ read_state(Oid fn_oid)
 	state_epoch = e;
 }
 
+/*
+ * ulid_flake_next_1_1 is what version 1.1 of the extension calls, so that
+ * a server whose module is still 1.0's (which reads the epoch from the
+ * setting alone) fails at the call instead of making IDs under another
+ * epoch. ulid_flake_next stays for catalogs of version 1.0.
+ */
+PG_FUNCTION_INFO_V1(ulid_flake_next_1_1);
 PG_FUNCTION_INFO_V1(ulid_flake_next);
+
+Datum
+ulid_flake_next_1_1(PG_FUNCTION_ARGS)
+{
+	return ulid_flake_next(fcinfo);
+}
 
 Datum
 ulid_flake_next(PG_FUNCTION_ARGS)

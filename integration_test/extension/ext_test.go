@@ -133,6 +133,8 @@ func TestExtensionEpoch(t *testing.T) {
 
 		// Version 7: ulid_flake_set_epoch, from another session.
 		_, err = db.Exec(ctx, `SELECT ulid_flake_set_epoch($1::bigint)`, e2020.UnixMilli())
+		require.Equal(t, "55000", sqlState(err), "a new epoch once IDs were made: %v", err)
+		_, err = db.Exec(ctx, `SELECT ulid_flake_set_epoch($1::bigint, force => true)`, e2020.UnixMilli())
 		require.NoError(t, err)
 		checkTime(t, conn, e2020)
 		for _, set := range []string{"abc", "1704067200000"} {
@@ -150,15 +152,13 @@ func TestExtensionEpoch(t *testing.T) {
 		require.NoError(t, err)
 
 		// An epoch after the clock: outside the range, 23514 from both.
-		_, err = db.Exec(ctx, `SELECT ulid_flake_set_epoch($1::bigint)`, time.Now().Add(24*time.Hour).UnixMilli())
-		require.Equal(t, "55000", sqlState(err), "a later epoch once IDs were made: %v", err)
 		_, err = db.Exec(ctx, `SELECT ulid_flake_set_epoch($1::bigint, force => true)`, time.Now().Add(24*time.Hour).UnixMilli())
 		require.NoError(t, err)
 		_, err = conn.Exec(ctx, `SELECT `+next)
 		require.Equal(t, "23514", sqlState(err), "%v", err)
 		_, err = conn.Exec(ctx, `SELECT ulid_flake()`)
 		require.Equal(t, "23514", sqlState(err), "%v", err)
-		_, err = db.Exec(ctx, `SELECT ulid_flake_set_epoch(1704067200000)`)
+		_, err = db.Exec(ctx, `SELECT ulid_flake_set_epoch(1704067200000, force => true)`)
 		require.NoError(t, err)
 
 		// Version 6: the setting, at every call (SET, RESET, a bad value,
@@ -213,6 +213,20 @@ func TestExtensionEpoch(t *testing.T) {
 		_, err = conn.Exec(ctx, `SET ulid_flake.epoch_ms = 'abc'`)
 		require.NoError(t, err)
 		checkTime(t, conn, e2020)
+
+		// 1.1 calls a symbol only its module has; 1.0 beside version 7
+		// (a restore onto a server with the old package) is ErrEpoch.
+		var symbol string
+		require.NoError(t, db.QueryRow(ctx, `SELECT prosrc FROM pg_proc WHERE oid = 'ulid_flake_next(bigint)'::regprocedure`).Scan(&symbol))
+		require.Equal(t, "ulid_flake_next_1_1", symbol)
+		_, err = db.Exec(ctx, `DROP EXTENSION ulid_flake_ext; CREATE EXTENSION ulid_flake_ext VERSION '1.0'`)
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, sdb)
+		require.ErrorIs(t, err, migrations.ErrEpoch)
+		_, err = db.Exec(ctx, `ALTER EXTENSION ulid_flake_ext UPDATE`)
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
 	})
 }
 
