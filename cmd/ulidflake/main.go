@@ -40,7 +40,7 @@ const usage = `usage:
   ulidflake new [-n N] [-sid S] [-entropy E] [-epoch RFC3339] [-format base32|int|hex|json]
   ulidflake inspect [-epoch RFC3339] [ID ...]    (reads IDs from stdin when none are given)
   ulidflake bounds [-epoch RFC3339] FROM [TO]    (times in RFC 3339; TO defaults to now)
-  ulidflake migrations [up|down]                 (prints the SQL, for psql and other tools)
+  ulidflake migrations [up|down]                 (prints the SQL, for other tools: psql -v ON_ERROR_STOP=1)
   ulidflake migrations write -tool golang-migrate|goose -dir DIR
                                                  (the migration files, for those tools' command lines)
   ulidflake convert -table T [-column id] [-database-url URL] [-apply] [-down] [-lock-timeout 5s]
