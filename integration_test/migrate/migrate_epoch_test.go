@@ -118,9 +118,9 @@ func TestMigrateEpoch(t *testing.T) {
 		require.NoError(t, sdb.QueryRowContext(ctx, `SELECT current_database()`).Scan(&dbName))
 		_, err = sdb.ExecContext(ctx, `ALTER DATABASE `+dbName+` SET ulid_flake.epoch_ms = 1577836800000`)
 		require.NoError(t, err)
+		sdb.SetMaxIdleConns(0) // new sessions, which read the database's setting
 		_, err = migrations.Migrate(ctx, sdb, migrations.To(6))
 		require.NoError(t, err)
-		sdb.SetMaxIdleConns(0) // new sessions, which read the database's setting
 		var at time.Time
 		require.NoError(t, sdb.QueryRowContext(ctx, `SELECT ulid_flake_time(0)`).Scan(&at))
 		require.Equal(t, e2020.UnixMilli(), at.UnixMilli(), "version 6 after Down: a new session reads 7's epoch")
@@ -153,8 +153,20 @@ func TestMigrateEpoch(t *testing.T) {
 		_, err = sdb.ExecContext(ctx, `ALTER DATABASE `+dbName+` SET ulid_flake.epoch_ms = E'\t1577836800000 '`)
 		require.NoError(t, err)
 		_, err = migrations.Migrate(ctx, sdb, migrations.Epoch(e2020))
+		require.ErrorIs(t, err, migrations.ErrEpoch, "a session that started before the setting had the default")
+		require.ErrorContains(t, err, "this session's start")
+		sdb.SetMaxIdleConns(0)
+		_, err = migrations.Migrate(ctx, sdb, migrations.Epoch(e2020))
 		require.NoError(t, err)
 		require.Equal(t, e2020.UnixMilli(), epochOf(t, ctx, sdb))
+
+		// A role whose setting is empty had the default, as version 6
+		// read it: a Down to 6 would move its sessions.
+		_, err = sdb.ExecContext(ctx, `ALTER ROLE `+role+` IN DATABASE `+dbName+` SET ulid_flake.epoch_ms = ''`)
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, sdb, migrations.To(6))
+		require.Equal(t, "55000", sqlCode(err), "%v", err)
+		require.ErrorContains(t, err, role)
 
 		// Epoch with a Down or a target below 7, where nothing keeps it.
 		_, err = migrations.Migrate(ctx, sdb, migrations.Epoch(e2020), migrations.To(6))

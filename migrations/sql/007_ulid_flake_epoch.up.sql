@@ -45,17 +45,25 @@ ALTER TABLE ulid_flake_state ADD COLUMN epoch_ms bigint;
 -- this database, from the settings the catalog shows: for a role without
 -- a setting of its own, the database's (ALTER DATABASE ... SET), else all
 -- roles' (ALTER ROLE ALL SET), else the server's (postgresql.conf, ALTER
--- SYSTEM; when the caller may read pg_file_settings), else 2024-01-01; and
--- each role's own (ALTER ROLE ... [IN DATABASE] SET). The setting's name
--- matches in any case; its value as the domain ulid_flake_epoch_setting
--- reads it (NULL when it cannot: those sessions make no ID). A session's
--- SET, a connection parameter or PGOPTIONS leave no trace here.
+-- SYSTEM; when the caller may read pg_file_settings), else 2024-01-01;
+-- each role's own (ALTER ROLE ... [IN DATABASE] SET); and the one the
+-- calling session started with (which also holds a value given on the
+-- server's command line or in the connection's options). The setting's
+-- name matches in any case; its value as version 6 reads it: empty is the
+-- default, and NULL stands for a value the domain ulid_flake_epoch_setting
+-- refuses (those sessions make no ID). A session's own SET, and other
+-- sessions' connection options, leave no trace here.
 CREATE FUNCTION ulid_flake_epoch_settings() RETURNS TABLE (who text, epoch_ms bigint)
-LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $f$
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $f$
 DECLARE
 	db   oid := (SELECT d.oid FROM pg_database AS d WHERE d.datname = current_database());
 	file text;
+	own  text;
 BEGIN
+	-- The value this session started with; SET LOCAL is undone when the
+	-- function returns (it has a SET clause).
+	SET LOCAL ulid_flake.epoch_ms TO DEFAULT;
+	own := coalesce(current_setting('ulid_flake.epoch_ms', true), '');
 	BEGIN
 		SELECT f.setting INTO file FROM pg_file_settings AS f
 			WHERE lower(f.name) = 'ulid_flake.epoch_ms' AND f.applied ORDER BY f.seqno DESC LIMIT 1;
@@ -76,9 +84,12 @@ BEGIN
 		ORDER BY x.rank LIMIT 1)
 		UNION ALL
 		SELECT format('ALTER ROLE %I', a.rolname) || CASE WHEN s.setdatabase = 0 THEN '' ELSE ' IN DATABASE' END, s.v
-		FROM s JOIN pg_roles AS a ON a.oid = s.setrole)
+		FROM s JOIN pg_roles AS a ON a.oid = s.setrole
+		UNION ALL
+		SELECT 'this session''s start (the server''s command line, the connection''s options)', own)
 	SELECT found.who || ': ' || found.v,
-		CASE WHEN found.v ~ E'^\\s*[+-]?[0-9]{1,18}\\s*$' THEN regexp_replace(found.v, E'\\s', '', 'g')::bigint END
+		CASE WHEN found.v = '' THEN 1704067200000
+			WHEN found.v ~ E'^\\s*[+-]?[0-9]{1,18}\\s*$' THEN regexp_replace(found.v, E'\\s', '', 'g')::bigint END
 	FROM found;
 END
 $f$;
@@ -108,7 +119,8 @@ BEGIN
 	-- Version 6 gave sessions the epoch of their settings: once IDs have
 	-- been made (the migrations draw two sequence values themselves), one
 	-- that gave them another would move their IDs.
-	IF pg_catalog.pg_sequence_last_value(pg_catalog.format('%I.ulid_flake_seq', schema)::regclass) OPERATOR(pg_catalog.>) 2::bigint THEN
+	-- A sequence never called, or restarted (NULL), counts as used.
+	IF NOT COALESCE(pg_catalog.pg_sequence_last_value(pg_catalog.format('%I.ulid_flake_seq', schema)::regclass) OPERATOR(pg_catalog.<=) 2::bigint, false) THEN
 		EXECUTE pg_catalog.format('SELECT pg_catalog.string_agg(e.who, %L) FROM %I.ulid_flake_epoch_settings() AS e
 			WHERE e.epoch_ms OPERATOR(pg_catalog.<>) $1', '; ', schema) INTO clash USING ms_set;
 	END IF;
@@ -202,7 +214,7 @@ BEGIN
 	END IF;
 	-- The state's row lock orders this with ulid_flake_check_node() and
 	-- with a Down of version 7.
-	EXECUTE format('SELECT %%1$I.ulid_flake_epoch_ms(), pg_catalog.pg_sequence_last_value(%%2$L::regclass) > 2
+	EXECUTE format('SELECT %%1$I.ulid_flake_epoch_ms(), NOT coalesce(pg_catalog.pg_sequence_last_value(%%2$L::regclass) <= 2, false)
 		FROM %%1$I.ulid_flake_state FOR UPDATE', schema, format('%%I.ulid_flake_seq', schema)) INTO cur, used;
 	IF epoch_ms <> cur AND used AND NOT coalesce(force, false) THEN
 		RAISE EXCEPTION 'ulid_flake_set_epoch: IDs have been made under the epoch in force, %%: a new one moves their times, a later one makes new IDs repeat their timestamps, and a statement in flight keeps the old one, so IDs can repeat (force => true only while nothing inserts, and where every ID is to be read under the new epoch)', cur
