@@ -70,6 +70,8 @@ static int64 offset;
 static int64 state_epoch;
 static bool state_has_epoch = false;
 static bool state_known = false;
+/* Counts invalidations of pg_proc, so that one that arrives while the state is read (table_open processes them) is not lost. */
+static uint64 state_generation = 0;
 
 /*
  * parse_epoch reads the setting as ulid_flake() does: empty means the
@@ -116,6 +118,7 @@ static void
 forget_state(Datum arg, int cacheid, uint32 hashvalue)
 {
 	state_known = false;
+	state_generation++;
 }
 
 void
@@ -142,9 +145,10 @@ read_state(Oid fn_oid)
 {
 	Oid			nsp = get_func_namespace(fn_oid);
 	Oid			relid = get_relname_relid("ulid_flake_state", nsp);
-	AttrNumber	att;
+	AttrNumber	att = InvalidAttrNumber;
 	AttrNumber	eatt = InvalidAttrNumber;
 	Relation	rel;
+	TupleDesc	desc;
 	SysScanDesc scan;
 	HeapTuple	tup;
 	bool		isnull = true;
@@ -152,34 +156,53 @@ read_state(Oid fn_oid)
 	int64		v = -1;
 	int64		e = 0;
 
-	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_RELATION ||
-		(att = get_attnum(relid, "offset")) == InvalidAttrNumber ||
-		get_atttype(relid, att) != INT8OID)
+	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_RELATION)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("ulid_flake_next: no table ulid_flake_state(offset bigint) in schema \"%s\"",
 						get_namespace_name(nsp)),
 				 errhint("Install ulidflake's migrations (version 4 or later) in the schema of the extension.")));
-	eatt = get_attnum(relid, "epoch_ms");
-	if (eatt != InvalidAttrNumber && get_atttype(relid, eatt) != INT8OID)
+
+	/*
+	 * The columns are looked up in the descriptor of the table as it is
+	 * once the lock is held: a migration that adds or drops epoch_ms holds
+	 * a stronger lock until it commits.
+	 */
+	rel = table_open(relid, AccessShareLock);
+	desc = RelationGetDescr(rel);
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, i);
+
+		if (a->attisdropped)
+			continue;
+		if (strcmp(NameStr(a->attname), "offset") == 0 && a->atttypid == INT8OID)
+			att = a->attnum;
+		else if (strcmp(NameStr(a->attname), "epoch_ms") == 0)
+			eatt = a->attnum;
+	}
+	if (att == InvalidAttrNumber || (eatt != InvalidAttrNumber && TupleDescAttr(desc, eatt - 1)->atttypid != INT8OID))
+	{
+		table_close(rel, AccessShareLock);
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("ulid_flake_next: ulid_flake_state.epoch_ms in schema \"%s\" is not a bigint",
-						get_namespace_name(nsp))));
+				 errmsg("ulid_flake_next: ulid_flake_state in schema \"%s\" has no column offset bigint, or an epoch_ms that is not a bigint",
+						get_namespace_name(nsp)),
+				 errhint("Install ulidflake's migrations (version 4 or later) in the schema of the extension.")));
+	}
 
-	rel = table_open(relid, AccessShareLock);
 	/* The catalog snapshot: the latest committed row, also in parallel workers. */
 	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
 	tup = systable_getnext(scan);
 	if (HeapTupleIsValid(tup))
 	{
-		Datum		d = heap_getattr(tup, att, RelationGetDescr(rel), &isnull);
+		Datum		d = heap_getattr(tup, att, desc, &isnull);
 
 		if (!isnull)
 			v = DatumGetInt64(d);
 		if (eatt != InvalidAttrNumber)
 		{
-			d = heap_getattr(tup, eatt, RelationGetDescr(rel), &enull);
+			d = heap_getattr(tup, eatt, desc, &enull);
 			if (!enull)
 				e = DatumGetInt64(d);
 		}
@@ -223,8 +246,11 @@ ulid_flake_next(PG_FUNCTION_ARGS)
 
 	if (!state_known)
 	{
+		uint64		gen = state_generation;
+
 		read_state(fcinfo->flinfo->fn_oid);
-		state_known = true;
+		/* An invalidation taken in while reading: read again next call. */
+		state_known = (gen == state_generation);
 	}
 	if (!state_has_epoch && !epoch_valid)
 		ereport(ERROR,

@@ -330,3 +330,54 @@ func TestExtensionUniqueAcrossBackends(t *testing.T) {
 		require.Equal(t, n, distinct)
 	})
 }
+
+// TestExtensionEpochDuringUpgrade: a session that calls ulid_flake_next
+// while migration 7 is installing (its ALTER TABLE holds the state's
+// lock) waits, and then, and on every later call, uses the epoch version
+// 7 fixed, not its own setting, as ulid_flake() does.
+func TestExtensionEpochDuringUpgrade(t *testing.T) {
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		ctx := context.Background()
+		sdb, err := sql.Open("pgx", db.URL)
+		require.NoError(t, err)
+		defer sdb.Close()
+		_, err = migrations.Migrate(ctx, sdb, migrations.To(6))
+		require.NoError(t, err)
+		all, err := migrations.All()
+		require.NoError(t, err)
+
+		installer, err := db.Acquire(ctx)
+		require.NoError(t, err)
+		defer installer.Release()
+		caller, err := pgx.Connect(ctx, db.URL+"&options=-c%20ulid_flake.epoch_ms%3D1600000000000")
+		require.NoError(t, err)
+		defer caller.Close(ctx)
+		var own string
+		require.NoError(t, caller.QueryRow(ctx, `SELECT current_setting('ulid_flake.epoch_ms')`).Scan(&own))
+		require.Equal(t, "1600000000000", own, "the caller's own epoch setting, which version 7 must not read")
+		var id int64
+		tx, err := installer.Begin(ctx)
+		require.NoError(t, err)
+		_, err = tx.Exec(ctx, all[6].Up)
+		require.NoError(t, err)
+		done := make(chan error, 1)
+		go func() { done <- caller.QueryRow(ctx, `SELECT `+next).Scan(&id) }()
+		// The caller's first call waits for the install's lock.
+		for waiting := false; !waiting; {
+			select {
+			case err := <-done:
+				t.Fatalf("ulid_flake_next returned while the install held the lock: %v", err)
+			default:
+			}
+			require.NoError(t, db.QueryRow(ctx, `SELECT count(*) > 0 FROM pg_stat_activity
+				WHERE pid = $1 AND wait_event_type = 'Lock'`, caller.PgConn().PID()).Scan(&waiting))
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO ulid_flake_migrations (version, name) VALUES (7, $1)`, all[6].Name)
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit(ctx))
+		require.NoError(t, <-done)
+		for range 2 {
+			checkTime(t, caller, flake.DefaultEpoch())
+		}
+	})
+}
