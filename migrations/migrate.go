@@ -254,7 +254,8 @@ func step(ctx context.Context, db *sql.DB, o options, table string, all []Migrat
 	}
 	if installed < s.Version {
 		if _, err := tx.ExecContext(ctx, body); err != nil {
-			if strings.Contains(err.Error(), "ulid_flake: version 7 would fix the epoch") {
+			if m.Version == 7 && (strings.Contains(err.Error(), "ulid_flake: version 7 would fix the epoch") ||
+				strings.Contains(err.Error(), "ulid_flake: ulid_flake_ext 1.0 is installed here")) {
 				err = fmt.Errorf("%w: %w", ErrEpoch, err)
 			}
 			return fail(err)

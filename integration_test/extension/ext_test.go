@@ -173,6 +173,7 @@ func TestExtensionEpoch(t *testing.T) {
 		_, err = db.Exec(ctx, `DROP EXTENSION ulid_flake_ext; CREATE EXTENSION ulid_flake_ext VERSION '1.0'`)
 		require.NoError(t, err)
 		_, err = migrations.Migrate(ctx, sdb)
+		require.ErrorIs(t, err, migrations.ErrEpoch)
 		require.Equal(t, "55000", sqlState(err), "%v", err)
 		require.ErrorContains(t, err, "ALTER EXTENSION ulid_flake_ext UPDATE")
 		_, err = db.Exec(ctx, `ALTER EXTENSION ulid_flake_ext UPDATE`)

@@ -125,7 +125,7 @@ BEGIN
 			WHERE e.epoch_ms OPERATOR(pg_catalog.<>) $1', '; ', schema) INTO clash USING ms_set;
 	END IF;
 	IF clash IS NOT NULL THEN
-		RAISE EXCEPTION 'ulid_flake: version 7 would fix the epoch at % Unix ms, but version 6 gave other sessions another (%), and IDs have been made: install with the epoch their IDs have (migrations.Epoch), and make the settings that differ say it (ALTER DATABASE ... SET ulid_flake.epoch_ms), or RESET them', ms_set, clash
+		RAISE EXCEPTION 'ulid_flake: version 7 would fix the epoch at % Unix ms, but version 6 gave other sessions another (%), and IDs have been made: install with the epoch their IDs have (migrations.Epoch, or the setting in the installing session), make the settings that differ say it (ALTER DATABASE ... SET ulid_flake.epoch_ms) or RESET them, and install from a new connection', ms_set, clash
 			USING ERRCODE = '55000';
 	END IF;
 	-- The extension before 1.1 reads the setting, not the epoch fixed here.
