@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -59,8 +60,15 @@ const (
 // temporary table is refused ([ErrInvalidOption]).
 const DefaultTable = "ulid_flake_sid_leases"
 
+// MaxNamespace is the longest namespace, in bytes: it is a key of the
+// lease table, whose index entries PostgreSQL limits to about 2.7 kB.
+const MaxNamespace = 255
+
 // maxIdentifier is PostgreSQL's NAMEDATALEN - 1: longer names are cut.
 const maxIdentifier = 63
+
+// maxQuoted bounds how much of a bad input an error message repeats.
+const maxQuoted = 64
 
 // Option configures [Acquire] and [AcquireDB].
 type Option func(*options)
@@ -87,18 +95,27 @@ func WithGeneratorOptions(opts ...flake.Option) Option {
 
 // WithTable names the lease table, schema-qualified or not:
 // WithTable("ids", "sid_leases"). Any name of 1 to 63 bytes works; it is
-// quoted. A table in pg_temp is refused ([ErrInvalidOption]).
-func WithTable(name ...string) Option { return func(o *options) { o.table = pgx.Identifier(name) } }
+// quoted. A temporary schema (pg_temp, pg_temp_N) is refused
+// ([ErrInvalidOption]).
+func WithTable(name ...string) Option {
+	name = slices.Clone(name)
+	return func(o *options) { o.table = pgx.Identifier(name) }
+}
 
 // WithLogger sets where the lease reports what it does by itself: failed
 // heartbeats and releases, a lost SID, claims again, a clock ahead. By
 // default it reports nothing.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
-// newOptions applies opts and checks them and the namespace.
+// newOptions applies opts and checks them and the namespace, in Go: no
+// statement runs before they pass. Errors quote at most maxQuoted bytes of
+// a bad value.
 func newOptions(namespace string, opts []Option) (options, error) {
 	o := options{validity: DefaultValidity, table: pgx.Identifier{DefaultTable}}
-	for _, opt := range opts {
+	for i, opt := range opts {
+		if opt == nil {
+			return o, fmt.Errorf("%w: option %d is nil", ErrInvalidOption, i)
+		}
 		opt(&o)
 	}
 	if o.log == nil {
@@ -107,32 +124,63 @@ func newOptions(namespace string, opts []Option) (options, error) {
 	if o.validity < MinValidity || o.validity > MaxValidity {
 		return o, fmt.Errorf("%w: WithValidity(%s): want %s to %s", ErrInvalidOption, o.validity, MinValidity, MaxValidity)
 	}
+	for i, g := range o.genOpts {
+		if g == nil {
+			return o, fmt.Errorf("%w: WithGeneratorOptions: option %d is nil", ErrInvalidOption, i)
+		}
+	}
 	if len(o.table) == 0 || len(o.table) > 2 {
-		return o, fmt.Errorf("%w: WithTable(%q): want [schema,] table", ErrInvalidOption, []string(o.table))
+		return o, fmt.Errorf("%w: WithTable(%s): %d parts, want [schema,] table", ErrInvalidOption, quoteParts(o.table), len(o.table))
 	}
 	for _, part := range o.table {
 		if err := checkText(part, 1, maxIdentifier); err != nil {
-			return o, fmt.Errorf("%w: WithTable(%q): %s", ErrInvalidOption, []string(o.table), err)
+			return o, fmt.Errorf("%w: WithTable(%s): %s %s", ErrInvalidOption, quoteParts(o.table), quote(part), err)
 		}
 	}
-	if err := checkText(namespace, 0, 0); err != nil {
-		return o, fmt.Errorf("%w: namespace %q: %s", ErrInvalidOption, namespace, err)
+	if s := o.table[0]; len(o.table) == 2 && (s == "pg_temp" || strings.HasPrefix(s, "pg_temp_")) {
+		return o, fmt.Errorf("%w: WithTable(%s): a temporary table is one table per connection: "+
+			"every connection would grant the same SIDs; name a permanent table", ErrInvalidOption, quoteParts(o.table))
+	}
+	if err := checkText(namespace, 0, MaxNamespace); err != nil {
+		return o, fmt.Errorf("%w: namespace %s %s", ErrInvalidOption, quote(namespace), err)
 	}
 	return o, nil
 }
 
 // checkText checks that s can be stored as PostgreSQL text, with between
-// lo and hi bytes (hi 0: no limit).
+// lo and hi bytes.
 func checkText(s string, lo, hi int) error {
 	switch {
 	case len(s) < lo:
-		return errors.New("empty")
-	case hi > 0 && len(s) > hi:
-		return fmt.Errorf("%d bytes, more than %d (PostgreSQL would cut it)", len(s), hi)
+		return errors.New("is empty")
+	case len(s) > hi:
+		return fmt.Errorf("is %d bytes, more than %d", len(s), hi)
 	case strings.ContainsRune(s, 0):
 		return errors.New("holds a NUL byte")
 	case !utf8.ValidString(s):
 		return errors.New("is not valid UTF-8")
 	}
 	return nil
+}
+
+// quote returns s quoted for an error message, cut at maxQuoted bytes.
+func quote(s string) string {
+	if len(s) > maxQuoted {
+		return fmt.Sprintf("%q... (%d bytes)", s[:maxQuoted], len(s))
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// quoteParts quotes the first two parts of a table name, each cut at
+// maxQuoted bytes.
+func quoteParts(parts []string) string {
+	var q []string
+	for i, p := range parts {
+		if i == 2 {
+			q = append(q, "...")
+			break
+		}
+		q = append(q, quote(p))
+	}
+	return strings.Join(q, ", ")
 }

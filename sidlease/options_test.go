@@ -4,22 +4,44 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ulidflake/ulidflake/flake"
 )
 
-// Options out of their limits are refused with ErrInvalidOption before any
-// statement runs (the pool below points nowhere).
+// countingDB fails every statement and counts them.
+type countingDB struct{ n atomic.Int64 }
+
+type failedRow struct{}
+
+func (failedRow) Scan(...any) error { return errors.New("no server") }
+
+func (d *countingDB) queryRow(context.Context, string, ...any) interface{ Scan(...any) error } {
+	d.n.Add(1)
+	return failedRow{}
+}
+
+func (d *countingDB) exec(context.Context, string, ...any) (int64, error) {
+	d.n.Add(1)
+	return 0, errors.New("no server")
+}
+
+// maxOptionError bounds the text of an option's error: the sentinel, the
+// option's name, at most maxQuoted bytes of each bad value it quotes (two
+// table parts at most) and the limit.
+const maxOptionError = 400
+
+// Every option, and the namespace, out of its limits is refused with
+// ErrInvalidOption before any statement runs, in an error that quotes at
+// most a bounded prefix of the bad value, whatever its size.
 func TestOptionsValidated(t *testing.T) {
-	pool, err := pgxpool.New(context.Background(), "postgres://nobody@127.0.0.1:1/none?connect_timeout=1")
+	huge := strings.Repeat("n", 50<<20) // 50 MB
+	future, err := flake.NewEpoch(time.Now().Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close()
 	for _, tc := range []struct {
 		name string
 		ns   string
@@ -29,19 +51,45 @@ func TestOptionsValidated(t *testing.T) {
 		{"validity too short", "ns", []Option{WithValidity(time.Millisecond)}, "WithValidity(1ms)"},
 		{"validity too long", "ns", []Option{WithValidity(2 * time.Hour)}, "WithValidity(2h0m0s)"},
 		{"negative validity", "ns", []Option{WithValidity(-time.Second)}, "WithValidity(-1s)"},
-		{"no table", "ns", []Option{WithTable()}, "WithTable"},
-		{"three parts", "ns", []Option{WithTable("a", "b", "c")}, "WithTable"},
-		{"empty part", "ns", []Option{WithTable("", "t")}, "empty"},
+		{"zero validity", "ns", []Option{WithValidity(0)}, "WithValidity(0s)"},
+		{"huge validity", "ns", []Option{WithValidity(1<<63 - 1)}, "WithValidity"},
+		{"no table", "ns", []Option{WithTable()}, "0 parts"},
+		{"three parts", "ns", []Option{WithTable("a", "b", "c")}, "3 parts"},
+		{"a million parts", "ns", []Option{WithTable(make([]string, 1e6)...)}, "1000000 parts"},
+		{"three huge parts", "ns", []Option{WithTable(huge, huge, huge)}, "3 parts"},
+		{"empty table", "ns", []Option{WithTable("")}, "empty"},
+		{"empty schema", "ns", []Option{WithTable("", "t")}, "empty"},
 		{"64 bytes", "ns", []Option{WithTable(strings.Repeat("x", 64))}, "64 bytes"},
+		{"huge table", "ns", []Option{WithTable(huge)}, "52428800 bytes"},
+		{"huge schema", "ns", []Option{WithTable(huge, "t")}, "52428800 bytes"},
 		{"NUL in table", "ns", []Option{WithTable("a\x00b")}, "NUL"},
+		{"NUL in schema", "ns", []Option{WithTable("a\x00b", "t")}, "NUL"},
+		{"bad UTF-8 table", "ns", []Option{WithTable("s", "\xff")}, "UTF-8"},
+		{"pg_temp", "ns", []Option{WithTable("pg_temp", "leases")}, "temporary"},
+		{"pg_temp_3", "ns", []Option{WithTable("pg_temp_3", "leases")}, "temporary"},
+		{"6 KB namespace", strings.Repeat("n", 6<<10), nil, "6144 bytes"},
+		{"256-byte namespace", strings.Repeat("n", MaxNamespace+1), nil, "256 bytes"},
+		{"50 MB namespace", huge, nil, "52428800 bytes"},
 		{"NUL in namespace", "a\x00b", nil, "NUL"},
 		{"bad UTF-8 namespace", "\xff", nil, "UTF-8"},
+		{"huge bad UTF-8 namespace", "\xff" + huge[:1000], nil, "1001 bytes"},
+		{"nil option", "ns", []Option{nil}, "option 0 is nil"},
+		{"nil generator option", "ns", []Option{WithGeneratorOptions(nil)}, "WithGeneratorOptions"},
 		{"bad generator option", "ns", []Option{WithGeneratorOptions(flake.WithMaxLead(0))}, "WithGeneratorOptions"},
+		{"bad entropy", "ns", []Option{WithGeneratorOptions(flake.WithEntropy(3))}, "WithGeneratorOptions"},
+		{"epoch after the clock", "ns", []Option{WithGeneratorOptions(flake.WithEpoch(future))}, "WithGeneratorOptions"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Acquire(context.Background(), pool, tc.ns, tc.opts...)
+			d := &countingDB{}
+			_, err := acquire(context.Background(), d, tc.ns, tc.opts)
 			if !errors.Is(err, ErrInvalidOption) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("got %v, want ErrInvalidOption naming %q", err, tc.want)
+				t.Fatalf("got %.500v, want ErrInvalidOption naming %q", err, tc.want)
+			}
+			if n := len(err.Error()); n > maxOptionError {
+				t.Fatalf("the error is %d bytes, more than %d: %.500s", n, maxOptionError, err)
+			}
+			if n := d.n.Load(); n != 0 {
+				t.Fatalf("%d statements ran before the option was refused", n)
 			}
 		})
 	}
@@ -51,10 +99,24 @@ func TestOptionsValidated(t *testing.T) {
 	if _, err := AcquireDB(context.Background(), nil, "ns"); !errors.Is(err, ErrInvalidOption) {
 		t.Fatalf("nil *sql.DB: %v", err)
 	}
-	// The limits themselves are accepted (the error is then the server's).
-	for _, v := range []time.Duration{MinValidity, MaxValidity, 18 * time.Minute} {
-		if _, err := Acquire(context.Background(), pool, "ns", WithValidity(v), WithTable(strings.Repeat("x", 63))); errors.Is(err, ErrInvalidOption) {
-			t.Fatalf("WithValidity(%s): %v", v, err)
+	// The limits themselves are accepted: the first statement runs.
+	for _, tc := range []struct {
+		ns   string
+		opts []Option
+	}{
+		{"ns", []Option{WithValidity(MinValidity)}},
+		{"ns", []Option{WithValidity(MaxValidity)}},
+		{"ns", []Option{WithValidity(18 * time.Minute)}},
+		{"ns", []Option{WithTable(strings.Repeat("x", 63))}},
+		{"ns", []Option{WithTable(strings.Repeat("s", 63), strings.Repeat("x", 63))}},
+		{"ns", []Option{WithTable("pg_tempest", "t")}},
+		{strings.Repeat("é", MaxNamespace/2), nil},
+		{"", nil},
+		{"ns", []Option{WithLogger(nil), WithGeneratorOptions()}},
+	} {
+		d := &countingDB{}
+		if _, err := acquire(context.Background(), d, tc.ns, tc.opts); errors.Is(err, ErrInvalidOption) || d.n.Load() == 0 {
+			t.Fatalf("%.80q %d options: %v after %d statements", tc.ns, len(tc.opts), err, d.n.Load())
 		}
 	}
 }
