@@ -59,7 +59,7 @@ func LockTimeout(d time.Duration) ConvertOption {
 
 // Generator sets the default expression (default: ulid_flake(), qualified
 // with the schema the functions were installed in; for example
-// "ids.ulid_flake_scalable()" with ulid_flake.sid set). It is SQL written by
+// "ids.ulid_flake_scalable()" once ulid_flake_set_sid fixed the SID). It is SQL written by
 // the program, not a name: it is used as given, under search_path
 // pg_catalog, so every function in it must be schema-qualified.
 func Generator(expr string) ConvertOption {

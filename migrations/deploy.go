@@ -22,10 +22,15 @@ var (
 	// the search_path names no schema that exists.
 	ErrSchema = errors.New("migrations: not an install schema")
 	// ErrForeignOwner: the version table, or an object of the install
-	// schema that Migrate reads or calls by name, is owned by a role that is neither the
-	// one running Migrate nor a superuser. Migrate writes into the table
-	// and calls the functions, so it refuses them: a planted table's
-	// triggers or a planted function would run with the caller's rights.
+	// schema that Migrate reads or calls by name, or the install schema
+	// itself, is owned by a role that is neither the one running Migrate
+	// nor a superuser. Migrate writes into the table and calls the
+	// functions, so it refuses them: a planted table's triggers or a
+	// planted function would run with the caller's rights. A schema's
+	// owner may drop what is in it and put its own ulid_flake_state (epoch,
+	// offset) in its place, which the generators read. For a schema owned
+	// by pg_database_owner (public, from PostgreSQL 15 on), the owner is
+	// the database's.
 	ErrForeignOwner = errors.New("migrations: the install holds objects of another role")
 	// ErrEpoch: the functions were installed with another epoch than the
 	// one [Epoch] gives, or version 7 would fix an epoch other than the one
@@ -35,6 +40,13 @@ var (
 	// changes an installed epoch (that moves the time of every ID already
 	// made): ulid_flake_set_epoch(ms), as the install's owner, does.
 	ErrEpoch = errors.New("migrations: the installed epoch is another")
+	// ErrSID: version 8 fixes the node's SID (the one ulid_flake_scalable()
+	// uses when its call gives none) at the one the installing session's
+	// ulid_flake.sid gives, and the settings give other sessions another;
+	// or a Down to version 7, which reads the setting again, would give
+	// sessions another than the fixed one. ulid_flake_set_sid(sid), as the
+	// install's owner, changes it.
+	ErrSID = errors.New("migrations: the settings give sessions another SID")
 )
 
 // AheadError names the database's version and the newest this build knows.
@@ -129,6 +141,8 @@ func adopt(ctx context.Context, tx execer, table string, all []Migration) (int, 
 func installedVersion(ctx context.Context, tx execer) (int, error) {
 	var v int
 	if err := tx.QueryRowContext(ctx, `SELECT CASE
+		WHEN pg_catalog.to_regprocedure(pg_catalog.format('%I.ulid_flake_set_sid(integer)', s)) IS NOT NULL
+			AND pg_catalog.to_regprocedure(pg_catalog.format('%I.ulid_flake_node_sid()', s)) IS NOT NULL THEN 8
 		WHEN pg_catalog.to_regprocedure(pg_catalog.format('%I.ulid_flake_set_epoch(bigint, boolean)', s)) IS NOT NULL
 			AND pg_catalog.to_regprocedure(pg_catalog.format('%I.ulid_flake_epoch_ms()', s)) IS NOT NULL THEN 7
 		WHEN pg_catalog.to_regprocedure(pg_catalog.format('%I.ulid_flake_decode(text, text)', s)) IS NOT NULL
@@ -226,7 +240,8 @@ func trusted(ctx context.Context, tx execer, table string) error {
 			UNION ALL SELECT 'function ' OPERATOR(pg_catalog.||) p.oid::pg_catalog.regprocedure::pg_catalog.text, p.proowner
 				FROM pg_catalog.pg_proc p, s WHERE p.pronamespace OPERATOR(pg_catalog.=) s.oid
 				AND p.proname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (ARRAY['ulid_flake', 'ulid_flake_scalable', 'ulid_flake_check_node', 'ulid_flake_build',
-					'ulid_flake_time', 'ulid_flake_at', 'ulid_flake_encode', 'ulid_flake_decode', 'ulid_flake_epoch_ms', 'ulid_flake_set_epoch', 'ulid_flake_epoch_settings']))
+					'ulid_flake_time', 'ulid_flake_at', 'ulid_flake_encode', 'ulid_flake_decode', 'ulid_flake_epoch_ms', 'ulid_flake_set_epoch', 'ulid_flake_epoch_settings',
+					'ulid_flake_set_sid', 'ulid_flake_node_sid']))
 		SELECT pg_catalog.string_agg(o.what OPERATOR(pg_catalog.||) ' (owner ' OPERATOR(pg_catalog.||)
 				pg_catalog.quote_ident(r.rolname) OPERATOR(pg_catalog.||) ')', ', ' ORDER BY o.what)
 			FROM o JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) o.owner
@@ -236,6 +251,30 @@ func trusted(ctx context.Context, tx execer, table string) error {
 	}
 	if foreign.Valid {
 		return fmt.Errorf("%w: %s; run Migrate as that role, or drop what that role should not have made", ErrForeignOwner, foreign.String)
+	}
+	return schemaOwned(ctx, tx)
+}
+
+// schemaOwned returns ErrForeignOwner when the install schema's owner (the
+// database's owner, for a schema owned by pg_database_owner) is neither
+// the role running Migrate nor a superuser: a schema's owner may drop any
+// object in it and make its own in its place (a ulid_flake_state with
+// another epoch or offset), which the generators and the C extension then
+// read. Migration 8 refuses the same install with 42501.
+func schemaOwned(ctx context.Context, tx execer) error {
+	var owner sql.NullString
+	err := tx.QueryRowContext(ctx, `SELECT r.rolname FROM pg_catalog.pg_namespace AS n
+		JOIN pg_catalog.pg_database AS d ON d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
+		JOIN pg_catalog.pg_roles AS r ON r.oid OPERATOR(pg_catalog.=) CASE
+			WHEN n.nspowner OPERATOR(pg_catalog.=) 'pg_database_owner'::pg_catalog.regrole::pg_catalog.oid THEN d.datdba
+			ELSE n.nspowner END
+		WHERE n.nspname OPERATOR(pg_catalog.=) pg_catalog.current_schema()
+			AND NOT r.rolsuper AND r.rolname OPERATOR(pg_catalog.<>) CURRENT_USER`).Scan(&owner)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("migrations: reading the install schema's owner: %w", err)
+	}
+	if owner.Valid {
+		return fmt.Errorf("%w: the install schema is owned by %q, who could drop ulid_flake_state or the functions and make its own (another epoch, offset or SID); run Migrate as %[2]q, or install in a schema this role owns (Schema)", ErrForeignOwner, owner.String)
 	}
 	return nil
 }

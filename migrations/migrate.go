@@ -3,10 +3,10 @@ package migrations
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
 	"github.com/ulidflake/ulidflake/flake"
 )
@@ -254,11 +254,7 @@ func step(ctx context.Context, db *sql.DB, o options, table string, all []Migrat
 	}
 	if installed < s.Version {
 		if _, err := tx.ExecContext(ctx, body); err != nil {
-			if m.Version == 7 && (strings.Contains(err.Error(), "ulid_flake: version 7 would fix the epoch") ||
-				strings.Contains(err.Error(), "ulid_flake: ulid_flake_ext 1.0 is installed here")) {
-				err = fmt.Errorf("%w: %w", ErrEpoch, err)
-			}
-			return fail(err)
+			return fail(classify(m.Version, err))
 		}
 	}
 	if _, err := tx.ExecContext(ctx, record, args...); err != nil {
@@ -268,6 +264,27 @@ func step(ctx context.Context, db *sql.DB, o options, table string, all []Migrat
 		return fail(err)
 	}
 	return s, false, nil
+}
+
+// classify wraps the sentinel that a migration file's refusal stands for,
+// read from its SQLSTATE: version 7's epoch checks (55000: the settings
+// gave sessions another epoch, or ulid_flake_ext 1.0 is there; 42501: the
+// server's configuration files cannot be read to check it), version 8's
+// SID check (55000) and its schema owner check (42501).
+func classify(version int, err error) error {
+	var state interface{ SQLState() string }
+	if !errors.As(err, &state) {
+		return err
+	}
+	switch code := state.SQLState(); {
+	case version == 7 && (code == "55000" || code == "42501"):
+		return fmt.Errorf("%w: %w", ErrEpoch, err)
+	case version == 8 && code == "55000":
+		return fmt.Errorf("%w: %w", ErrSID, err)
+	case version == 8 && code == "42501":
+		return fmt.Errorf("%w: %w", ErrForeignOwner, err)
+	}
+	return err
 }
 
 // querier is a *sql.DB or a *sql.Tx.

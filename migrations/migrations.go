@@ -22,6 +22,10 @@
 // The functions count from the epoch fixed at install: pass [Epoch] when
 // the application's generators use another than the default
 // ([flake.WithEpoch]). docs/sql.md ("The epoch") says how to change it.
+// The SID that ulid_flake_scalable() uses when its call gives none is
+// fixed too, by the install's owner (ulid_flake_set_sid; docs/sql.md, "The
+// SID"). Install as the owner of the install schema ([ErrForeignOwner]
+// otherwise).
 //
 // The objects land in the first schema of search_path that exists; each
 // file pins search_path to that schema alone before it creates anything.

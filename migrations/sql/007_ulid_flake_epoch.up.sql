@@ -45,7 +45,8 @@ ALTER TABLE ulid_flake_state ADD COLUMN epoch_ms bigint;
 -- this database, from the settings the catalog shows: for a role without
 -- a setting of its own, the database's (ALTER DATABASE ... SET), else all
 -- roles' (ALTER ROLE ALL SET), else the server's (postgresql.conf, ALTER
--- SYSTEM; when the caller may read pg_file_settings), else 2024-01-01;
+-- SYSTEM; a caller who may not read pg_file_settings gets 42501, which
+-- names it), else 2024-01-01;
 -- each role's own (ALTER ROLE ... [IN DATABASE] SET); and the one the
 -- calling session started with (which also holds a value given on the
 -- server's command line or in the connection's options). The setting's
@@ -68,7 +69,10 @@ BEGIN
 		SELECT f.setting INTO file FROM pg_file_settings AS f
 			WHERE lower(f.name) = 'ulid_flake.epoch_ms' AND f.applied ORDER BY f.seqno DESC LIMIT 1;
 	EXCEPTION WHEN insufficient_privilege THEN
-		file := NULL;
+		-- Leaving the file out would take an epoch it may contradict.
+		RAISE EXCEPTION 'ulid_flake: role % may not read the server''s configuration files (pg_file_settings), where ulid_flake.epoch_ms may give sessions another epoch', current_user
+			USING ERRCODE = '42501',
+				HINT = format('Run this as a superuser, or have one run GRANT SELECT ON pg_catalog.pg_file_settings TO %1$I; GRANT EXECUTE ON FUNCTION pg_catalog.pg_show_all_file_settings() TO %1$I; and run it again.', current_user);
 	END;
 	RETURN QUERY
 	WITH s AS (
