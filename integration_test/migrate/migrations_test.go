@@ -228,7 +228,7 @@ func TestSQLGeneratedIDs(t *testing.T) {
 				_, err := db.Exec(ctx, fmt.Sprintf(`CREATE TABLE %s (id bigint PRIMARY KEY DEFAULT %s, worker int NOT NULL)`, table, tc.def))
 				require.NoError(t, err)
 				if tc.sid >= 0 {
-					_, err = db.Exec(ctx, fmt.Sprintf(`ALTER DATABASE %s SET ulid_flake.sid = %d`, db.Name, tc.sid))
+					_, err = db.Exec(ctx, `SELECT ulid_flake_set_sid($1)`, tc.sid)
 					require.NoError(t, err)
 				}
 				pool := itest.Pool(t, db, true, pgx.QueryExecModeCacheStatement)
@@ -281,7 +281,9 @@ func TestSQLGeneratorErrors(t *testing.T) {
 		ctx := context.Background()
 		var v int64
 		for q, want := range map[string]string{
-			`SELECT ulid_flake_scalable()`:        "no SID: give ulid_flake_scalable(sid) or SET ulid_flake.sid",
+			`SELECT ulid_flake_scalable()`:        "no SID: give ulid_flake_scalable(sid) or ulid_flake_set_sid(n)",
+			`SELECT ulid_flake_set_sid(32)`:       "ulid_flake_set_sid: SID 32 is not in 0..31",
+			`SELECT ulid_flake_set_sid(-1)`:       "ulid_flake_set_sid: SID -1 is not in 0..31",
 			`SELECT ulid_flake_scalable(32)`:      "SID not in 0..31",
 			`SELECT ulid_flake_encode(-1)`:        "is negative",
 			`SELECT ulid_flake_min('1999-01-01')`: "time out of range",
@@ -297,8 +299,9 @@ func TestSQLGeneratorErrors(t *testing.T) {
 		for _, tc := range []struct{ set, query, want, code string }{
 			{`SET ulid_flake.epoch_ms = 'soon'`, `SELECT ulid_flake_set_epoch(1234567890123456789)`, "is not between 0 and 244606207777792 Unix ms", "22023"},
 			{`SET ulid_flake.epoch_ms = 'x'`, `SELECT ulid_flake_set_epoch(NULL)`, "the epoch is NULL", "22004"},
-			{`SET ulid_flake.sid = 'seven'`, `SELECT ulid_flake_scalable()`, "ulid_flake.sid must be an integer in 0..31", "23514"},
-			{`SET ulid_flake.sid = '40'`, `SELECT ulid_flake_scalable()`, "SID not in 0..31", "23514"},
+			// The SID setting is read only by the install (version 8).
+			{`SET ulid_flake.sid = 'seven'`, `SELECT ulid_flake_scalable()`, "no SID: give ulid_flake_scalable(sid) or ulid_flake_set_sid(n)", "23514"},
+			{`SET ulid_flake.sid = '7'`, `SELECT ulid_flake_scalable()`, "no SID: give ulid_flake_scalable(sid) or ulid_flake_set_sid(n)", "23514"},
 		} {
 			conn, err := db.Acquire(ctx)
 			require.NoError(t, err)

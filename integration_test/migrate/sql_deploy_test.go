@@ -92,7 +92,7 @@ func TestSQLGeneratorsUnderParallelPlans(t *testing.T) {
 			require.Equal(t, n, d, table)
 			require.Equal(t, n, ds, table)
 		}
-		exec(`SET ulid_flake.sid = 3`)
+		exec(`SELECT ulid_flake_set_sid(3)`)
 		exec(`CREATE TABLE big AS SELECT g FROM generate_series(1, 1000000) g`)
 		exec(`ANALYZE big`)
 		// Big enough for a parallel plan on its own, with default settings.

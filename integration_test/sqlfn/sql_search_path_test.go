@@ -196,9 +196,9 @@ func callEverything(t *testing.T, ctx context.Context, db *sql.DB, path, schema 
 	exec(`CREATE TABLE `+table+` (id bigint PRIMARY KEY DEFAULT `+q+`.ulid_flake(), sid_id bigint DEFAULT `+q+`.ulid_flake_scalable(3), v int)`, false)
 	exec(`INSERT INTO `+table+` (v) VALUES (1)`, false)
 	exec(`INSERT INTO `+table+` (v) SELECT g FROM pg_catalog.generate_series(2, 100) g`, false)
-	exec(`SET ulid_flake.epoch_ms = 1704067200000; SET ulid_flake.sid = 4`, false)
+	exec(`SET ulid_flake.epoch_ms = 1704067200000; SELECT `+q+`.ulid_flake_set_sid(4)`, false)
 	exec(`SELECT `+q+`.ulid_flake_scalable(), `+q+`.ulid_flake(), `+q+`.ulid_flake_time(42)`, false)
-	exec(`RESET ulid_flake.epoch_ms; RESET ulid_flake.sid`, false)
+	exec(`RESET ulid_flake.epoch_ms; SELECT `+q+`.ulid_flake_set_sid(NULL)`, false)
 	exec(`SELECT `+q+`.ulid_flake_set_epoch(`+q+`.ulid_flake_epoch_ms())`, false)
 	exec(`SELECT `+q+`.ulid_flake_encode(id), `+q+`.ulid_flake_decode(`+q+`.ulid_flake_encode(id)), `+q+`.ulid_flake_time(id),
 		`+q+`.ulid_flake_min(pg_catalog.now()), `+q+`.ulid_flake_max(pg_catalog.now()), `+q+`.ulid_flake_at(pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 day') FROM `+table, false)

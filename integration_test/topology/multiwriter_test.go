@@ -21,7 +21,7 @@ const rowsPerNode = 100_000
 
 // Two nodes replicate a table to each other (logical replication, origin =
 // none) and both insert into it at once, with DEFAULT ulid_flake_scalable()
-// and a ulid_flake.sid of their own (docs/deployments.md's recipe): every
+// and a SID of their own (ulid_flake_set_sid: docs/deployments.md's recipe): every
 // row reaches both, no ID repeats, no apply conflict or error on either.
 // A SID lease is refused on both once they subscribe, its table replicated
 // with the rest.
@@ -75,10 +75,11 @@ func setupNode(t *testing.T, n *pgtest.Node, sid int) *pgxpool.Pool {
 	t.Helper()
 	ctx := context.Background()
 	require.NoError(t, n.Exec(ctx, `CREATE DATABASE app`))
-	require.NoError(t, n.Exec(ctx, fmt.Sprintf(`ALTER DATABASE app SET ulid_flake.sid = %d`, sid)))
 	conn, err := pgx.Connect(ctx, n.DB("app"))
 	require.NoError(t, err)
 	require.NoError(t, pgtest.Migrated(ctx, conn))
+	_, err = conn.Exec(ctx, `SELECT ulid_flake_set_sid($1)`, sid)
+	require.NoError(t, err)
 	require.NoError(t, conn.Close(ctx))
 	pool := newPool(t, n.DB("app"))
 	lease, err := sidlease.Acquire(ctx, pool, "app", sidlease.WithValidity(validity))

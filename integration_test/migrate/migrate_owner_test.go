@@ -1,0 +1,293 @@
+package migrate_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/integration_test/itest"
+	"github.com/ulidflake/ulidflake/internal/pgtest"
+	"github.com/ulidflake/ulidflake/migrations"
+)
+
+// loginRole creates a LOGIN role (password "pw") that a cleanup drops
+// with what it owns, after dropping the database dbName (which it may own).
+func loginRole(t *testing.T, s *pgtest.Server, role, dbName string) {
+	t.Helper()
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, s.URL)
+	require.NoError(t, err)
+	defer admin.Close(ctx)
+	_, err = admin.Exec(ctx, `CREATE ROLE `+role+` LOGIN PASSWORD 'pw'`)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), s.URL)
+		if err != nil {
+			return
+		}
+		defer c.Close(context.Background())
+		_, _ = c.Exec(context.Background(), `DROP DATABASE IF EXISTS `+dbName+` WITH (FORCE)`)
+		_, _ = c.Exec(context.Background(), `DROP OWNED BY `+role+`; DROP ROLE `+role)
+	})
+}
+
+// openAs opens database dbName as role (password "pw"), or as the
+// server's superuser when role is "".
+func openAs(t *testing.T, s *pgtest.Server, dbName, role string) *sql.DB {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(s.URL)
+	require.NoError(t, err)
+	cfg.Database = dbName
+	if role != "" {
+		cfg.User, cfg.Password = role, "pw"
+	}
+	db := stdlib.OpenDB(*cfg)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+// TestMigrateRefusesAForeignSchemaOwner: the owner of the install schema
+// may drop ulid_flake_state and make its own (another epoch, offset); a
+// superuser installing in a schema another role owns (public of a
+// database that role owns, or a schema of its own) is refused, by Migrate
+// with ErrForeignOwner and by the plain files with 42501. The schema's
+// owner itself installs; a later change of the schema's owner is refused
+// at the next Migrate.
+func TestMigrateRefusesAForeignSchemaOwner(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		sdb, name := itest.EmptyDBNamed(t, db.Server)
+		owner, other := "own_"+name, "oth_"+name
+		loginRole(t, db.Server, owner, name)
+		loginRole(t, db.Server, other, name)
+		_, err := sdb.ExecContext(ctx, `ALTER DATABASE `+name+` OWNER TO `+owner)
+		require.NoError(t, err)
+
+		// public belongs to pg_database_owner, that is the database's owner.
+		_, err = migrations.Migrate(ctx, sdb)
+		require.ErrorIs(t, err, migrations.ErrForeignOwner)
+		require.ErrorContains(t, err, owner)
+		var n int
+		require.NoError(t, sdb.QueryRowContext(ctx, `SELECT count(*) FROM pg_proc WHERE proname LIKE 'ulid_flake%'`).Scan(&n))
+		require.Zero(t, n, "nothing installed")
+
+		// The plain files, as psql or golang-migrate would run them.
+		all, err := migrations.All()
+		require.NoError(t, err)
+		tx, err := sdb.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		for _, m := range all {
+			_, err = tx.ExecContext(ctx, m.Up)
+			if m.Version < 8 {
+				require.NoError(t, err, "version %d", m.Version)
+			}
+		}
+		require.Equal(t, "42501", pgCode(err), "%v", err)
+		require.ErrorContains(t, err, "schema public is owned by "+owner)
+		require.NoError(t, tx.Rollback())
+
+		// A schema of its own, owned by another role: the same.
+		_, err = sdb.ExecContext(ctx, `CREATE SCHEMA ids AUTHORIZATION `+other)
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, sdb, migrations.Schema("ids"))
+		require.ErrorIs(t, err, migrations.ErrForeignOwner)
+		require.ErrorContains(t, err, other)
+
+		// The schema's owner installs, and runs Migrate again.
+		odb := openAs(t, db.Server, name, owner)
+		_, err = migrations.Migrate(ctx, odb)
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, odb)
+		require.NoError(t, err)
+
+		// The schema given to another role: the next Migrate refuses.
+		_, err = sdb.ExecContext(ctx, `ALTER SCHEMA public OWNER TO `+other+`; GRANT CREATE, USAGE ON SCHEMA public TO `+owner)
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, odb)
+		require.ErrorIs(t, err, migrations.ErrForeignOwner)
+		require.ErrorContains(t, err, other)
+	})
+}
+
+// TestSIDIsFixedByTheOwner: a role that may insert rows but not write the
+// key cannot give them another node's SID, whatever it SETs; the SID the
+// database and role settings gave sessions under version 7 is what
+// version 8 fixes, and only the install's owner changes it.
+func TestSIDIsFixedByTheOwner(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		sdb, name := itest.EmptyDBNamed(t, db.Server)
+		ins := "ins_" + name
+		loginRole(t, db.Server, ins, name)
+		// Version 7 read the setting: a database whose sessions had SID 1.
+		_, err := sdb.ExecContext(ctx, `ALTER DATABASE `+name+` SET ulid_flake.sid = 1`)
+		require.NoError(t, err)
+		// New connections read the database's setting.
+		sdb = openAs(t, db.Server, name, "")
+		_, err = migrations.Migrate(ctx, sdb, migrations.To(7))
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
+		var sid sql.NullInt64
+		require.NoError(t, sdb.QueryRowContext(ctx, `SELECT ulid_flake_node_sid()`).Scan(&sid))
+		require.Equal(t, sql.NullInt64{Int64: 1, Valid: true}, sid, "the SID version 7 gave sessions")
+
+		_, err = sdb.ExecContext(ctx, `CREATE TABLE notes (id bigint PRIMARY KEY DEFAULT ulid_flake_scalable(), note text);
+			GRANT USAGE ON SCHEMA public TO `+ins+`; GRANT INSERT (note) ON notes TO `+ins+`;
+			ALTER ROLE `+ins+` IN DATABASE `+name+` SET ulid_flake.sid = 3`)
+		require.NoError(t, err)
+		idb := openAs(t, db.Server, name, ins)
+		conn, err := idb.Conn(ctx)
+		require.NoError(t, err)
+		defer conn.Close()
+		_, err = conn.ExecContext(ctx, `SET ulid_flake.sid = 2`)
+		require.NoError(t, err)
+		_, err = conn.ExecContext(ctx, `INSERT INTO notes (note) VALUES ('a')`)
+		require.NoError(t, err)
+		_, err = conn.ExecContext(ctx, `INSERT INTO notes (id, note) VALUES (ulid_flake_scalable(2), 'b')`)
+		require.Equal(t, "42501", pgCode(err), "it may not write the key: %v", err)
+		_, err = conn.ExecContext(ctx, `SELECT ulid_flake_set_sid(2)`)
+		require.Equal(t, "42501", pgCode(err), "only the owner sets the SID: %v", err)
+		_, err = idb.ExecContext(ctx, `INSERT INTO notes (note) VALUES ('c')`) // the role's own setting: 3
+		require.NoError(t, err)
+
+		rows, err := sdb.QueryContext(ctx, `SELECT id FROM notes`)
+		require.NoError(t, err)
+		ids := 0
+		for rows.Next() {
+			var id flake.ID
+			require.NoError(t, rows.Scan(&id))
+			require.Equal(t, 1, id.SID(), "%s", id)
+			ids++
+		}
+		require.NoError(t, rows.Err())
+		require.Equal(t, 2, ids)
+
+		// The owner changes it; a Down to 7 is refused until the settings say it.
+		_, err = sdb.ExecContext(ctx, `SELECT ulid_flake_set_sid(5)`)
+		require.NoError(t, err)
+		var got int64
+		require.NoError(t, sdb.QueryRowContext(ctx, `SELECT ulid_flake_scalable()`).Scan(&got))
+		require.Equal(t, 5, flake.ID(got).SID())
+		_, err = migrations.Migrate(ctx, sdb, migrations.Down())
+		require.ErrorIs(t, err, migrations.ErrSID)
+		require.ErrorContains(t, err, "ALTER ROLE "+ins+": 3")
+		_, err = sdb.ExecContext(ctx, `ALTER ROLE `+ins+` IN DATABASE `+name+` RESET ulid_flake.sid; ALTER DATABASE `+name+` SET ulid_flake.sid = 5`)
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, sdb, migrations.Down())
+		require.NoError(t, err)
+	})
+}
+
+// TestSetEpochRefusedWhileRowsMayExist: ulid_flake_set_epoch without force
+// is accepted only on an install that cannot have made IDs: it is refused
+// when there is no state row (a schema-only dump restored and its data
+// copied before Migrate ran), and when a column takes its default from the
+// generators or the sequence, or is of the domain ulid_flake_id.
+func TestSetEpochRefusedWhileRowsMayExist(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		sdb := itest.EmptyDB(t, db.Server)
+		_, err := migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
+		set := func(ms int64) error {
+			_, err := sdb.ExecContext(ctx, `SELECT ulid_flake_set_epoch($1)`, ms)
+			return err
+		}
+		require.NoError(t, set(1577836800000), "a fresh install")
+		require.NoError(t, set(1704067200000))
+		for _, ddl := range []string{
+			`CREATE TABLE t (id bigint PRIMARY KEY DEFAULT ulid_flake())`,
+			`CREATE TABLE t (id bigint PRIMARY KEY DEFAULT ulid_flake_scalable(3))`,
+			`CREATE TABLE t (id bigint PRIMARY KEY DEFAULT nextval('ulid_flake_seq'))`,
+			`CREATE TABLE t (id ulid_flake_id PRIMARY KEY)`,
+		} {
+			_, err = sdb.ExecContext(ctx, ddl)
+			require.NoError(t, err)
+			err = set(1577836800000)
+			require.Equal(t, "55000", pgCode(err), "%s: %v", ddl, err)
+			require.ErrorContains(t, err, "columns may hold IDs made under it: public.t.id", ddl)
+			_, err = sdb.ExecContext(ctx, `DROP TABLE t`)
+			require.NoError(t, err)
+		}
+
+		// A schema-only restore before Migrate: the table, no state row.
+		_, err = sdb.ExecContext(ctx, `DELETE FROM ulid_flake_state`)
+		require.NoError(t, err)
+		err = set(1577836800000)
+		require.Equal(t, "55000", pgCode(err), "%v", err)
+		require.ErrorContains(t, err, "ulid_flake_state has no row")
+		_, err = sdb.ExecContext(ctx, `SELECT ulid_flake_set_epoch(1577836800000, force => true)`)
+		require.NoError(t, err)
+		var ms int64
+		require.NoError(t, sdb.QueryRowContext(ctx, `SELECT ulid_flake_epoch_ms()`).Scan(&ms))
+		require.EqualValues(t, 1577836800000, ms)
+	})
+}
+
+// TestEpochChecksNeedTheConfigFile: version 7's checks compare the epoch
+// it fixes with every source version 6 read, the server's configuration
+// files among them. An installer who may not read them (pg_file_settings)
+// is refused, the install and the Down, with an error that names them and
+// the grants that let it proceed; with the grants it proceeds.
+func TestEpochChecksNeedTheConfigFile(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		sdb, name := itest.EmptyDBNamed(t, db.Server)
+		owner := "own_" + name
+		loginRole(t, db.Server, owner, name)
+		_, err := sdb.ExecContext(ctx, `ALTER DATABASE `+name+` OWNER TO `+owner)
+		require.NoError(t, err)
+		odb := openAs(t, db.Server, name, owner)
+		_, err = migrations.Migrate(ctx, odb, migrations.To(6))
+		require.NoError(t, err)
+		_, err = odb.ExecContext(ctx, `SELECT ulid_flake() FROM generate_series(1, 10)`)
+		require.NoError(t, err)
+
+		_, err = migrations.Migrate(ctx, odb)
+		require.ErrorIs(t, err, migrations.ErrEpoch)
+		require.Equal(t, "42501", pgCode(err), "%v", err)
+		require.ErrorContains(t, err, "may not read the server's configuration files (pg_file_settings)")
+		var pe *pgconn.PgError
+		require.ErrorAs(t, err, &pe)
+		require.Contains(t, pe.Hint, "GRANT SELECT ON pg_catalog.pg_file_settings TO "+owner)
+
+		grant := fmt.Sprintf(`GRANT SELECT ON pg_catalog.pg_file_settings TO %[1]s; GRANT EXECUTE ON FUNCTION pg_catalog.pg_show_all_file_settings() TO %[1]s`, owner)
+		_, err = sdb.ExecContext(ctx, grant)
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, odb)
+		require.NoError(t, err)
+		_, err = sdb.ExecContext(ctx, strings.NewReplacer("GRANT", "REVOKE", " TO ", " FROM ").Replace(grant))
+		require.NoError(t, err)
+
+		// The Down to 6 checks the same sources.
+		_, err = migrations.Migrate(ctx, odb, migrations.To(6))
+		require.ErrorIs(t, err, migrations.ErrEpoch)
+		require.Equal(t, "42501", pgCode(err), "%v", err)
+	})
+}
