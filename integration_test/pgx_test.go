@@ -244,6 +244,15 @@ func TestPgxArrays(t *testing.T) {
 					var nulls []ulidflake.NullID
 					require.NoError(t, p.QueryRow(ctx, `SELECT ARRAY[5, NULL, 7]::bigint[]`).Scan(&nulls))
 					require.Equal(t, []ulidflake.NullID{{ID: 5, Valid: true}, {}, {ID: 7, Valid: true}}, nulls)
+
+					// A 0 in the column is not valid, on every path, as
+					// NullID.Scan reads it (it printed 0000000000000).
+					var zero ulidflake.NullID
+					require.NoError(t, p.QueryRow(ctx, `SELECT 0::bigint`).Scan(&zero))
+					require.Equal(t, ulidflake.NullID{}, zero)
+					require.Equal(t, "NULL", zero.String())
+					require.NoError(t, p.QueryRow(ctx, `SELECT ARRAY[0, 5]::bigint[]`).Scan(&nulls))
+					require.Equal(t, []ulidflake.NullID{{}, {ID: 5, Valid: true}}, nulls)
 				})
 			}
 		}

@@ -121,7 +121,7 @@ func (scanBinaryNullID) Scan(src []byte, target any) error {
 	if v < 0 {
 		return negativeError(v)
 	}
-	*t = sqltype.NullID{ID: flake.ID(v), Valid: true}
+	*t = sqltype.NullID{ID: flake.ID(v), Valid: v != 0} // a 0 is not valid, as in NullID.Scan
 	return nil
 }
 
@@ -172,7 +172,7 @@ func (scanText) Scan(src []byte, target any) error {
 	case *flake.ID:
 		*t = flake.ID(v)
 	case *sqltype.NullID:
-		*t = sqltype.NullID{ID: flake.ID(v), Valid: true}
+		*t = sqltype.NullID{ID: flake.ID(v), Valid: v != 0} // a 0 is not valid, as in NullID.Scan
 	}
 	return nil
 }
