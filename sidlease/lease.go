@@ -57,7 +57,8 @@ type Lease struct {
 	holder    string
 	db        db
 	opts      options
-	table     string // quoted
+	table     string // quoted, schema-qualified
+	oneName   string // the name given without a schema, unquoted, or ""
 	epochMs   int64  // the generator's epoch, Unix ms
 
 	mu         sync.Mutex
@@ -81,6 +82,9 @@ type Lease struct {
 // documentation says (V + MaxClockAhead when the clocks agree), and returns
 // the lease. It returns [ErrNoFreeSID], naming the namespace, when all 32
 // are held; [ErrInvalidOption] for an option out of its limits;
+// [ErrLeaseTable] for a lease table that the name alone would find
+// elsewhere for this role, or that would run code other than the lease's
+// (see the package documentation, "The lease table");
 // [ErrMultiWriter] on a database that subscribes to another node;
 // [ErrClockAhead] or [ErrClockBehind] for a clock too far from the
 // server's or the SID's last holder's. A claim that expires before Acquire
@@ -125,6 +129,7 @@ func acquire(ctx context.Context, d db, namespace string, opts []Option) (*Lease
 		db:        d,
 		opts:      o,
 		table:     o.table.Sanitize(),
+		oneName:   o.oneName,
 		epochMs:   epochMs,
 		ready:     make(chan struct{}),
 		readyOpen: true,

@@ -36,6 +36,13 @@ var (
 	// ErrMultiWriter: the database subscribes to another node's
 	// publication, so another writable node may grant the same SIDs.
 	ErrMultiWriter = errors.New("sidlease: the database is one of several writable nodes")
+	// ErrLeaseTable: the lease table cannot be trusted to be the one
+	// table of every instance, or to run only the lease's statements: the
+	// name alone finds another table for this role (where an earlier
+	// release kept its leases), or the table is not an ordinary table, or
+	// it has triggers, rules, row level security, or code that is not
+	// built in. The error says which, and what to do.
+	ErrLeaseTable = errors.New("sidlease: unusable lease table")
 )
 
 // Limits and defaults.
@@ -53,12 +60,14 @@ const (
 	MaxValidity = time.Hour
 )
 
-// DefaultTable is the lease table, in the first schema of search_path
-// unless [WithTable] names another. A namespace is exclusive within one
-// lease table: every instance of a namespace must find the same table, so
-// roles whose search_paths differ should name it with its schema. A
-// temporary table is refused ([ErrInvalidOption]).
-const DefaultTable = "ulid_flake_sid_leases"
+// DefaultSchema and DefaultTable name the lease table unless [WithTable]
+// names another: public.ulid_flake_sid_leases, the same table for every
+// role, whatever its search_path (a one-part [WithTable] name is in
+// DefaultSchema too). A namespace is exclusive within one lease table.
+const (
+	DefaultSchema = "public"
+	DefaultTable  = "ulid_flake_sid_leases"
+)
 
 // MaxNamespace is the longest namespace, in bytes: it is a key of the
 // lease table, whose index entries PostgreSQL limits to about 2.7 kB.
@@ -76,7 +85,8 @@ type Option func(*options)
 type options struct {
 	validity time.Duration
 	genOpts  []flake.Option
-	table    pgx.Identifier
+	table    pgx.Identifier // schema and table
+	oneName  string         // the table's name when given without a schema (or by default)
 	log      *slog.Logger
 }
 
@@ -93,8 +103,9 @@ func WithGeneratorOptions(opts ...flake.Option) Option {
 	return func(o *options) { o.genOpts = opts }
 }
 
-// WithTable names the lease table, schema-qualified or not:
-// WithTable("ids", "sid_leases"). Any name of 1 to 63 bytes works; it is
+// WithTable names the lease table: WithTable("ids", "sid_leases"), or
+// WithTable("sid_leases"), which is in [DefaultSchema] (public), never
+// looked up on the search_path. Any name of 1 to 63 bytes works; it is
 // quoted. A temporary schema (pg_temp, pg_temp_N) is refused
 // ([ErrInvalidOption]).
 func WithTable(name ...string) Option {
@@ -137,7 +148,10 @@ func newOptions(namespace string, opts []Option) (options, error) {
 			return o, fmt.Errorf("%w: WithTable(%s): %s %s", ErrInvalidOption, quoteParts(o.table), quote(part), err)
 		}
 	}
-	if s := o.table[0]; len(o.table) == 2 && (s == "pg_temp" || strings.HasPrefix(s, "pg_temp_")) {
+	if len(o.table) == 1 {
+		o.oneName, o.table = o.table[0], pgx.Identifier{DefaultSchema, o.table[0]}
+	}
+	if s := o.table[0]; s == "pg_temp" || strings.HasPrefix(s, "pg_temp_") {
 		return o, fmt.Errorf("%w: WithTable(%s): a temporary table is one table per connection: "+
 			"every connection would grant the same SIDs; name a permanent table", ErrInvalidOption, quoteParts(o.table))
 	}
@@ -169,6 +183,14 @@ func quote(s string) string {
 		return fmt.Sprintf("%q... (%d bytes)", s[:maxQuoted], len(s))
 	}
 	return fmt.Sprintf("%q", s)
+}
+
+// clip cuts s, text the server returned, at maxQuoted bytes.
+func clip(s string) string {
+	if len(s) > maxQuoted {
+		return fmt.Sprintf("%s... (%d bytes)", s[:maxQuoted], len(s))
+	}
+	return s
 }
 
 // quoteParts quotes the first two parts of a table name, each cut at

@@ -120,3 +120,35 @@ func TestOptionsValidated(t *testing.T) {
 		}
 	}
 }
+
+// The default table and a one-part name are in schema public, whatever
+// the search_path; two parts are as given.
+func TestTableSchemaQualified(t *testing.T) {
+	for _, tc := range []struct {
+		opts    []Option
+		table   string
+		oneName string
+	}{
+		{nil, `"public"."ulid_flake_sid_leases"`, "ulid_flake_sid_leases"},
+		{[]Option{WithTable(DefaultTable)}, `"public"."ulid_flake_sid_leases"`, "ulid_flake_sid_leases"},
+		{[]Option{WithTable("Leases")}, `"public"."Leases"`, "Leases"},
+		{[]Option{WithTable("app", "leases")}, `"app"."leases"`, ""},
+		{[]Option{WithTable("public", DefaultTable)}, `"public"."ulid_flake_sid_leases"`, ""},
+	} {
+		o, err := newOptions("ns", tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := o.table.Sanitize(); got != tc.table || o.oneName != tc.oneName {
+			t.Fatalf("got %s and %q, want %s and %q", got, o.oneName, tc.table, tc.oneName)
+		}
+	}
+	// WithTable keeps its own copy of the name.
+	name := []string{"app", "leases"}
+	opt := WithTable(name...)
+	name[0] = "other"
+	o, err := newOptions("ns", []Option{opt})
+	if err != nil || o.table.Sanitize() != `"app"."leases"` {
+		t.Fatalf("%v %v", o.table, err)
+	}
+}

@@ -176,25 +176,34 @@ func mustHost(t *testing.T, u string) string {
 	return parsed.Host
 }
 
-// TestSIDLeaseRefusesTemporaryTable: a lease table in pg_temp (named so, or
-// found first on a search_path that starts with pg_temp) is one table per
-// connection, which would grant every SID to every connection: refused.
+// TestSIDLeaseRefusesTemporaryTable: a lease table in pg_temp is one table
+// per connection, which would grant every SID to every connection: a
+// temporary schema is refused (ErrInvalidOption) before any statement. A
+// search_path that starts with pg_temp changes nothing: the default table
+// is public's, where the lease's rows are.
 func TestSIDLeaseRefusesTemporaryTable(t *testing.T) {
 	t.Parallel()
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		t.Parallel()
 		ctx := context.Background()
-		_, err := sidlease.Acquire(ctx, db.Pool, "temp", sidlease.WithTable("pg_temp", "leases"))
-		require.ErrorIs(t, err, sidlease.ErrInvalidOption)
-		require.ErrorContains(t, err, "temporary")
+		for _, schema := range []string{"pg_temp", "pg_temp_1"} {
+			_, err := sidlease.Acquire(ctx, db.Pool, "temp", sidlease.WithTable(schema, "leases"))
+			require.ErrorIs(t, err, sidlease.ErrInvalidOption)
+			require.ErrorContains(t, err, "temporary")
+		}
 
 		u, err := url.Parse(db.URL)
 		require.NoError(t, err)
 		q := u.Query()
 		q.Set("search_path", "pg_temp,public")
 		u.RawQuery = q.Encode()
-		_, err = sidlease.Acquire(ctx, itest.NewPool(t, u.String()), "temp")
-		require.ErrorIs(t, err, sidlease.ErrInvalidOption)
+		l, err := sidlease.Acquire(ctx, itest.NewPool(t, u.String()), "temp", sidlease.WithValidity(testValidity))
+		require.NoError(t, err)
+		defer l.Close()
+		var held int
+		require.NoError(t, db.QueryRow(ctx, `SELECT count(*) FROM public.ulid_flake_sid_leases
+			WHERE namespace = 'temp' AND sid = $1 AND expires_at > now()`, l.SID()).Scan(&held))
+		require.Equal(t, 1, held, "the lease's row in public's table")
 	})
 }
 
