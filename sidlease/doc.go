@@ -12,8 +12,9 @@
 //
 // # How it holds a SID
 //
-// A lease is a row of a lease table (default ulid_flake_sid_leases, created
-// by the first Acquire): one row per namespace and SID, with the holder's
+// A lease is a row of a lease table (public.ulid_flake_sid_leases, the same
+// for every role, unless [WithTable] names another; see "The lease table"):
+// one row per namespace and SID, with the holder's
 // fencing token, an expiry in the server's clock, and minted_below, a
 // ceiling of the IDs made with the SID. Every statement is a single
 // autocommit statement in the simple protocol, so the lease works on a
@@ -43,6 +44,46 @@
 //     succeeded, on its own monotonic clock. A heartbeat that fails or hangs
 //     stops nothing early, but nothing renews the validity either; the next
 //     one that succeeds, before the row expires, restores it.
+//
+// # The lease table
+//
+// A namespace is exclusive within one lease table, so every instance of an
+// application must use the same table, whatever its role and search_path.
+// The default, public.ulid_flake_sid_leases ([DefaultSchema],
+// [DefaultTable]), is schema-qualified, and so is a one-part [WithTable]
+// name (in public too): the name is never looked up on the search_path. A
+// role with a schema named after itself (the default search_path is
+// "$user", public), a connection string that sets search_path (options=-c
+// search_path=...), or a search_path that starts with pg_temp, all use the
+// same table. WithTable(schema, name) names any other.
+//
+// The first Acquire creates the table. On PostgreSQL 15 and later only the
+// database's owner may create tables in public unless it grants CREATE on
+// it: a role that may not gets an error that gives the statements to run
+// once as the owner (the CREATE TABLE, and GRANT SELECT, INSERT, UPDATE on
+// it), and the other way: WithTable naming a schema the role may create
+// tables in. Every role of the application needs SELECT, INSERT and UPDATE
+// on the table.
+//
+// Releases before this one looked the unqualified name up on the
+// search_path, so a role that owns a schema named after itself kept its
+// leases there. Acquire refuses ([ErrLeaseTable]) when the name alone
+// would find, for its role and search_path, another table than the one it
+// uses: an instance of an earlier release, or one with WithTable naming
+// that table, would hold the same SIDs. The error names both tables: name
+// the old one for every instance with WithTable(schema, name), or stop
+// every instance and move its rows (docs/deployments.md, "The lease
+// table"). Nothing is created before that check.
+//
+// The lease runs no code but its own statements. Acquire refuses
+// ([ErrLeaseTable]) a lease table that is not an ordinary table (a view, a
+// foreign or partitioned table) or that has triggers, rules, row level
+// security, or defaults, constraints, indexes or column types that use
+// functions, operators or types that are not built in: they would run as
+// every holder, with its privileges. Every Acquire checks this. The lease
+// trusts the table's owner, and every role that may write it, not to
+// change it later, and not to rewrite its rows, which can give one SID to
+// two holders.
 //
 // # Why two holders never mint with one SID
 //
@@ -127,16 +168,19 @@
 // # Limits
 //
 // V is between [MinValidity] and [MaxValidity]; a table name has one or two
-// parts of 1 to 63 bytes; names and namespaces hold no NUL and are valid
-// UTF-8. Anything else is [ErrInvalidOption], before any statement runs.
+// parts of 1 to 63 bytes, and its schema is not a temporary one (pg_temp,
+// pg_temp_N); a namespace has at most [MaxNamespace] (255) bytes; names and
+// namespaces hold no NUL and are valid UTF-8; no option is nil. Anything
+// else is [ErrInvalidOption], before any statement runs, in an error that
+// repeats at most 64 bytes of the bad value.
 //
 // # Settings
 //
 // The lease runs in pgx's simple protocol, which pgx refuses on a
 // connection whose standard_conforming_strings is off (a database owner can
 // set that): Acquire then fails with pgx's error, which names the setting,
-// and writes nothing. Every name reaches SQL quoted as an identifier and
-// every value as a parameter; every built-in function, operator and
+// and writes nothing. Every name reaches SQL quoted as an identifier, the
+// table's always with its schema, and every value as a parameter; every built-in function, operator and
 // non-keyword type is named in pg_catalog with exact argument types, so no
 // setting, and no object planted on the search_path (even one that puts
 // pg_catalog after another schema), changes what the SQL means.
@@ -150,5 +194,5 @@
 // the lease to hold a SID again. [WithLogger] reports what the lease does
 // by itself: failed heartbeats, a lost SID, claims again, a clock ahead. A
 // role without the right to create the table gets an error that says which
-// statement to run once.
+// statements to run once.
 package sidlease
