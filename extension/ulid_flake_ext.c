@@ -24,10 +24,26 @@
  * assign hook, which PostgreSQL runs on every change (SET, RESET, ALTER
  * ROLE/DATABASE ... SET, rollback).
  *
- * The state is read from the table once per backend, and again after any
- * change to pg_proc: ulid_flake_build() and ulid_flake_set_epoch(), its
- * only writers, replace ulid_flake() or ulid_flake_epoch_ms() in the same
- * transaction.
+ * The state is read once per statement. The values read are kept for the
+ * statement that read them, known by its transaction (local id), its start
+ * (statement_timestamp()) and its command id: every statement from the
+ * client, and every statement inside a function that follows a write of
+ * its transaction (which bumps the command id), reads the table again and
+ * sees what committed since and what its own transaction changed (an
+ * UPDATE, an ALTER TABLE). A COPY or INSERT ... SELECT reads it once,
+ * however many rows it inserts; each parallel worker reads it once. A
+ * rolled-back change, of a transaction or a savepoint, is forgotten at the
+ * abort. A change to pg_proc (ulid_flake_build() and ulid_flake_set_epoch()
+ * replace ulid_flake() or ulid_flake_epoch_ms() in the transaction that
+ * writes the state) makes even a running statement read it again.
+ *
+ * The table is trusted only when a role that could replace it anyway owns
+ * it: a superuser, or a role with the privileges of both the schema's
+ * owner (who may drop any table in it) and the owner of the schema's
+ * ulid_flake_seq (the install's owner: migration 4 altered that sequence,
+ * which only its owner may, and created the table). Any other owner, a
+ * table put there by a role that took over the schema, or one left behind
+ * by a former owner, is refused with 55000 (docs/extension.md).
  */
 #include "postgres.h"
 
@@ -36,9 +52,15 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/xact.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/proc.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -64,14 +86,34 @@ static bool epoch_valid = true;
 
 /*
  * This schema's ulid_flake_state, while state_known: the offset, and the
- * epoch when the table records one (version 7 on).
+ * epoch when the table records one (version 7 on), as read by the
+ * statement state_lxid/state_stmt/state_cid.
  */
 static int64 offset;
 static int64 state_epoch;
 static bool state_has_epoch = false;
 static bool state_known = false;
-/* Counts invalidations of pg_proc, so that one that arrives while the state is read (table_open processes them) is not lost. */
+static LocalTransactionId state_lxid = InvalidLocalTransactionId;
+static TimestampTz state_stmt = 0;
+static CommandId state_cid = InvalidCommandId;
+
+/*
+ * Counts what makes the state unknown (a pg_proc invalidation, an abort),
+ * so that one that happens while the state is read (table_open processes
+ * invalidations) is not lost.
+ */
 static uint64 state_generation = 0;
+
+/* This backend's local transaction id: MyProc->vxid.lxid from PostgreSQL 17 on. */
+static inline LocalTransactionId
+current_lxid(void)
+{
+#if PG_VERSION_NUM >= 170000
+	return MyProc->vxid.lxid;
+#else
+	return MyProc->lxid;
+#endif
+}
 
 /*
  * parse_epoch reads the setting as ulid_flake() does: empty means the
@@ -115,10 +157,32 @@ assign_epoch(const char *newval, void *extra)
 }
 
 static void
-forget_state(Datum arg, int cacheid, uint32 hashvalue)
+forget(void)
 {
 	state_known = false;
 	state_generation++;
+}
+
+static void
+forget_state(Datum arg, int cacheid, uint32 hashvalue)
+{
+	forget();
+}
+
+/* A rolled-back transaction or savepoint may have changed what was read. */
+static void
+forget_on_abort(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		forget();
+}
+
+static void
+forget_on_subabort(SubXactEvent event, SubTransactionId mySubid,
+				   SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		forget();
 }
 
 void
@@ -130,6 +194,75 @@ _PG_init(void)
 							   NULL, &epoch_setting, "", PGC_USERSET, 0,
 							   NULL, assign_epoch, NULL);
 	CacheRegisterSyscacheCallback(PROCOID, forget_state, (Datum) 0);
+	RegisterXactCallback(forget_on_abort, NULL);
+	RegisterSubXactCallback(forget_on_subabort, NULL);
+}
+
+/*
+ * check_owner refuses the state table rel of schema nsp unless its owner
+ * is a superuser, or has the privileges of both the schema's owner and the
+ * owner of the schema's ulid_flake_seq. "Has the privileges of" is
+ * has_privs_of_role, PostgreSQL's own test for acting as an object's owner
+ * (a member of the owner's role without INHERIT has them only through SET
+ * ROLE, and then its objects are that role's), so that the database owner
+ * counts as the owner of a schema owned by pg_database_owner (public,
+ * from PostgreSQL 15 on).
+ */
+static void
+check_owner(Relation rel, Oid nsp)
+{
+	Oid			owner = rel->rd_rel->relowner;
+	Oid			nspowner;
+	Oid			seqowner = InvalidOid;
+	Oid			seq;
+	HeapTuple	tup;
+
+	if (superuser_arg(owner))
+		return;
+	tup = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(nsp));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for schema %u", nsp);
+	nspowner = ((Form_pg_namespace) GETSTRUCT(tup))->nspowner;
+	ReleaseSysCache(tup);
+	seq = get_relname_relid("ulid_flake_seq", nsp);
+	if (OidIsValid(seq))
+	{
+		tup = SearchSysCache1(RELOID, ObjectIdGetDatum(seq));
+		if (HeapTupleIsValid(tup))
+		{
+			Form_pg_class c = (Form_pg_class) GETSTRUCT(tup);
+
+			if (c->relkind == RELKIND_SEQUENCE)
+				seqowner = c->relowner;
+			ReleaseSysCache(tup);
+		}
+	}
+	if (has_privs_of_role(owner, nspowner) && OidIsValid(seqowner) && has_privs_of_role(owner, seqowner))
+		return;
+
+	table_close(rel, AccessShareLock);
+	{
+		const char *schema = quote_identifier(get_namespace_name(nsp));
+		const char *who = quote_identifier(GetUserNameFromId(owner, false));
+		const char *nspwho = quote_identifier(GetUserNameFromId(nspowner, false));
+		const char *seqwho = OidIsValid(seqowner) ? quote_identifier(GetUserNameFromId(seqowner, false)) : "(no ulid_flake_seq)";
+
+		if (OidIsValid(seqowner) && has_privs_of_role(owner, seqowner))
+			/* The install's own table, in a schema someone else now owns. */
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("ulid_flake_next: %s.ulid_flake_state is owned by role %s, which does not own schema %s (owned by %s)",
+							schema, who, schema, nspwho),
+					 errdetail("The schema's owner can replace any table in it: the state is read only from a table of the install's owner in a schema that role owns, or of a superuser."),
+					 errhint("Give the schema back to the install's owner (ALTER SCHEMA %s OWNER TO %s), or give the install to the schema's owner (REASSIGN OWNED BY %s TO %s, as a superuser).",
+							 schema, who, who, nspwho)));
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("ulid_flake_next: %s.ulid_flake_state is owned by role %s, which is neither a superuser nor the install's owner (the owner of %s.ulid_flake_seq: %s)",
+						schema, who, schema, seqwho),
+				 errdetail("Another role may have dropped the install's table and put its own there: the state is read only from a table of the install's owner in a schema that role owns, or of a superuser."),
+				 errhint("If this table is not the install's, drop it and, as the install's owner, create the install's again (SELECT ulid_flake_check_node() then draws a new offset); install ulidflake in a schema its owner owns.")));
+	}
 }
 
 /*
@@ -161,7 +294,7 @@ read_state(Oid fn_oid)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("ulid_flake_next: no table ulid_flake_state(offset bigint) in schema \"%s\"",
 						get_namespace_name(nsp)),
-				 errhint("Install ulidflake's migrations (version 4 or later) in the schema of the extension.")));
+				 errhint("Install ulidflake's migrations (version 4 or later) in the schema of the extension; a restore (pg_dump) creates the extension before them, so call it once the restore is done.")));
 
 	/*
 	 * The columns are looked up in the descriptor of the table as it is
@@ -169,6 +302,7 @@ read_state(Oid fn_oid)
 	 * a stronger lock until it commits.
 	 */
 	rel = table_open(relid, AccessShareLock);
+	check_owner(rel, nsp);
 	desc = RelationGetDescr(rel);
 	for (int i = 0; i < desc->natts; i++)
 	{
@@ -219,16 +353,31 @@ read_state(Oid fn_oid)
 	offset = v;
 	state_has_epoch = eatt != InvalidAttrNumber;
 	state_epoch = e;
+	ereport(DEBUG1,
+			(errmsg_internal("ulid_flake_next: read %s.ulid_flake_state: offset " INT64_FORMAT ", epoch %s",
+							 quote_identifier(get_namespace_name(nsp)), v,
+							 state_has_epoch ? psprintf(INT64_FORMAT, e) : "from ulid_flake.epoch_ms")));
 }
 
 /*
- * ulid_flake_next_1_1 is what version 1.1 of the extension calls, so that
- * a server whose module is still 1.0's (which reads the epoch from the
- * setting alone) fails at the call instead of making IDs under another
- * epoch. ulid_flake_next stays for catalogs of version 1.0.
+ * Each version of the extension calls a symbol of its own, so that a
+ * server whose module is older than the catalog's version fails at the
+ * call ("could not find function") instead of behaving as the old module:
+ * ulid_flake_next_1_1 (1.1: the epoch from ulid_flake_state) and
+ * ulid_flake_next_1_2 (1.2: the state read once per statement, and only
+ * from a table of a trusted owner). ulid_flake_next and
+ * ulid_flake_next_1_1 stay for catalogs of versions 1.0 and 1.1, which
+ * this module serves as 1.2.
  */
+PG_FUNCTION_INFO_V1(ulid_flake_next_1_2);
 PG_FUNCTION_INFO_V1(ulid_flake_next_1_1);
 PG_FUNCTION_INFO_V1(ulid_flake_next);
+
+Datum
+ulid_flake_next_1_2(PG_FUNCTION_ARGS)
+{
+	return ulid_flake_next(fcinfo);
+}
 
 Datum
 ulid_flake_next_1_1(PG_FUNCTION_ARGS)
@@ -241,16 +390,23 @@ ulid_flake_next(PG_FUNCTION_ARGS)
 {
 	int64		seq = PG_GETARG_INT64(0);
 	TimestampTz now = GetCurrentTimestamp();	/* clock_timestamp(), in µs */
+	LocalTransactionId lxid = current_lxid();
+	TimestampTz stmt = GetCurrentStatementStartTimestamp();
+	CommandId	cid = GetCurrentCommandId(false);
 	int64		ms;
 	int64		x;
 
-	if (!state_known)
+	if (!state_known || lxid != state_lxid || stmt != state_stmt || cid != state_cid)
 	{
 		uint64		gen = state_generation;
 
+		state_known = false;
 		read_state(fcinfo->flinfo->fn_oid);
-		/* An invalidation taken in while reading: read again next call. */
+		/* Something that made the state unknown happened while reading: read again next call. */
 		state_known = (gen == state_generation);
+		state_lxid = lxid;
+		state_stmt = stmt;
+		state_cid = cid;
 	}
 	if (!state_has_epoch && !epoch_valid)
 		ereport(ERROR,

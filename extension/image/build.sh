@@ -21,7 +21,8 @@ baseid=$(docker image inspect --format '{{.Id}}' "$base" 2>/dev/null) || {
 	echo "$0: no image $base: build it first (internal/pgtest/image/build.sh $version)" >&2
 	exit 1
 }
-hash=$( (cd "$ext" && cat Makefile ulid_flake_ext.control ulid_flake_ext--1.0.sql ulid_flake_ext--1.0--1.1.sql ulid_flake_ext.c image/Dockerfile image/build.sh
+hash=$( (cd "$ext" && cat Makefile ulid_flake_ext.control ulid_flake_ext--1.0.sql ulid_flake_ext--1.0--1.1.sql \
+	ulid_flake_ext--1.1--1.2.sql ulid_flake_ext--1.2.sql ulid_flake_ext.c image/Dockerfile image/build.sh
 	echo "$baseid") | sha256sum | cut -c1-16)
 
 if [ "$(docker image inspect --format '{{index .Config.Labels "org.ulidflake.extension"}}' "$image" 2>/dev/null)" = "$hash" ]; then

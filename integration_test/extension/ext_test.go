@@ -215,11 +215,12 @@ func TestExtensionEpoch(t *testing.T) {
 		require.NoError(t, err)
 		checkTime(t, conn, e2020)
 
-		// 1.1 calls a symbol only its module has; 1.0 beside version 7
-		// (a restore onto a server with the old package) is ErrEpoch.
+		// The update (1.0 to 1.2) calls a symbol only the 1.2 module has;
+		// 1.0 beside version 7 (a restore onto a server with the old
+		// package) is ErrEpoch.
 		var symbol string
 		require.NoError(t, db.QueryRow(ctx, `SELECT prosrc FROM pg_proc WHERE oid = 'ulid_flake_next(bigint)'::regprocedure`).Scan(&symbol))
-		require.Equal(t, "ulid_flake_next_1_1", symbol)
+		require.Equal(t, "ulid_flake_next_1_2", symbol)
 		_, err = db.Exec(ctx, `DROP EXTENSION ulid_flake_ext; CREATE EXTENSION ulid_flake_ext VERSION '1.0'`)
 		require.NoError(t, err)
 		_, err = migrations.Migrate(ctx, sdb)

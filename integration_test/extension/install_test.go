@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ulidflake/ulidflake/integration_test/itest"
@@ -28,10 +29,11 @@ func connectAs(t *testing.T, db *pgtest.DB, role string) *pgx.Conn {
 
 // TestExtensionInstall: the default switches to ulid_flake_next and back
 // with one ALTER TABLE each; DROP EXTENSION refuses while a default uses
-// it; CREATE EXTENSION refuses a schema without ulidflake's migrations,
-// naming what is missing, and works in another schema's install whatever
-// the caller's search_path; a role with only INSERT inserts with the
-// default; a database owner who is no superuser installs it (trusted).
+// it; in a schema without ulidflake's migrations, CREATE EXTENSION works
+// (it calls nothing) and the call fails, naming what is missing; it works
+// in another schema's install whatever the caller's search_path; a role
+// with only INSERT inserts with the default; a database owner who is no
+// superuser installs it (trusted); 1.0 and 1.1 update to 1.2.
 func TestExtensionInstall(t *testing.T) {
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		ctx := context.Background()
@@ -82,11 +84,18 @@ func TestExtensionInstall(t *testing.T) {
 		require.NoError(t, c.QueryRow(ctx, `SELECT "Ids".ulid_flake_next(nextval('"Ids".ulid_flake_seq')), currval('"Ids".ulid_flake_seq')`).Scan(&id, &s))
 		require.Equal(t, low(s, off), id&(1<<20-1))
 
-		// A schema without the migrations.
+		// A schema without the migrations: the install calls nothing (a
+		// restore creates the extension before the migrations' table), and
+		// the first call fails, naming what is missing.
 		require.NoError(t, exec(`DROP EXTENSION ulid_flake_ext; CREATE SCHEMA bare`))
-		err = exec(`CREATE EXTENSION ulid_flake_ext SCHEMA bare`)
+		require.NoError(t, exec(`CREATE EXTENSION ulid_flake_ext SCHEMA bare`))
+		err = exec(`SELECT bare.ulid_flake_next(1)`)
 		require.Equal(t, "55000", sqlState(err), "%v", err)
 		require.Contains(t, err.Error(), `no table ulid_flake_state(offset bigint) in schema "bare"`)
+		var pe *pgconn.PgError
+		require.ErrorAs(t, err, &pe)
+		require.Contains(t, pe.Hint, "Install ulidflake's migrations")
+		require.NoError(t, exec(`DROP EXTENSION ulid_flake_ext`))
 
 		// Trusted: a database owner that is no superuser.
 		owner := "owner_" + db.Name
@@ -108,6 +117,19 @@ func TestExtensionInstall(t *testing.T) {
 		require.Positive(t, id)
 		var version string
 		require.NoError(t, db.QueryRow(ctx, `SELECT extversion FROM pg_extension WHERE extname = 'ulid_flake_ext'`).Scan(&version))
-		require.Equal(t, "1.1", version)
+		require.Equal(t, "1.2", version)
+
+		// The update paths from 1.0 and 1.1 end at 1.2 and its symbol.
+		for _, from := range []string{"1.0", "1.1"} {
+			require.NoError(t, exec(`DROP EXTENSION ulid_flake_ext; CREATE EXTENSION ulid_flake_ext VERSION '`+from+`'`))
+			require.NoError(t, exec(`ALTER EXTENSION ulid_flake_ext UPDATE`))
+			var symbol string
+			require.NoError(t, db.QueryRow(ctx, `SELECT e.extversion, p.prosrc FROM pg_extension e, pg_proc p
+				WHERE e.extname = 'ulid_flake_ext' AND p.oid = to_regprocedure('ulid_flake_next(bigint)')`).Scan(&version, &symbol))
+			require.Equal(t, "1.2", version, "from %s", from)
+			require.Equal(t, "ulid_flake_next_1_2", symbol, "from %s", from)
+			require.NoError(t, db.QueryRow(ctx, `SELECT `+next).Scan(&id))
+			require.Positive(t, id)
+		}
 	})
 }
