@@ -10,6 +10,12 @@
 # of the base image's ID: when an image with the same hash exists, the
 # script does nothing; otherwise it builds it again. Needs Docker, and the
 # Debian mirror of the base image's apt sources (from inside a build).
+#
+# The module must be built against the headers of the very server that
+# loads it: after the build, the script compares postgres --version in the
+# image with the headers' pg_config --version (recorded by the build in
+# ulid_flake_ext.built-for), and removes the image and fails when they
+# differ.
 set -euo pipefail
 
 version=${1:?usage: $0 15|17|18}
@@ -33,11 +39,24 @@ old=$(docker image inspect --format '{{.Id}}' "$image" 2>/dev/null || true)
 echo "building $image FROM $base" >&2
 DOCKER_BUILDKIT=0 docker build --quiet --force-rm --tag "$image" \
 	--build-arg BASE="$base" --build-arg PG_MAJOR="$version" --build-arg HASH="$hash" \
+	--build-arg BASE_USER="$(docker image inspect --format '{{.Config.User}}' "$base" | sed 's/^$/root/')" \
 	-f "$ext/image/Dockerfile" "$ext" 2>&1 >/dev/null | grep -v -e DEPRECATED -e BuildKit -e environment-variable >&2 || true
 [ "$(docker image inspect --format '{{index .Config.Labels "org.ulidflake.extension"}}' "$image" 2>/dev/null)" = "$hash" ] || {
 	echo "$0: building $image failed" >&2
 	exit 1
 }
+# The server in the image is the one the module was built for, or the
+# image goes.
+built=$(docker run --rm --entrypoint cat "$image" "/usr/share/postgresql/$version/extension/ulid_flake_ext.built-for" 2>&1) || built="(none: $built)"
+server=$(docker run --rm --entrypoint "/usr/lib/postgresql/$version/bin/postgres" "$image" --version 2>&1) || server="(none: $server)"
+if [ "PostgreSQL ${server#postgres (PostgreSQL) }" != "$built" ]; then
+	docker image rm -f "$image" >/dev/null 2>&1 || true
+	echo "$0: $image: the server is not the one the module was built for" >&2
+	echo "  server:  $server" >&2
+	echo "  headers: $built" >&2
+	echo "  The image was removed: the server would not load the module, or not safely." >&2
+	exit 1
+fi
 # The previous image, unless a container still uses it. The build stage stays in
 # the cache: a change to the C source rebuilds from the installed compiler.
 [ -z "$old" ] || [ "$old" = "$(docker image inspect --format '{{.Id}}' "$image")" ] || docker image rm "$old" >/dev/null 2>&1 || true

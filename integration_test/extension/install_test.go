@@ -3,6 +3,7 @@ package extension_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -131,5 +132,25 @@ func TestExtensionInstall(t *testing.T) {
 			require.NoError(t, db.QueryRow(ctx, `SELECT `+next).Scan(&id))
 			require.Positive(t, id)
 		}
+	})
+}
+
+// TestExtensionBuiltForServer: the image's server is the release whose
+// headers the module was built with (extension/image records pg_config
+// --version in ulid_flake_ext.built-for), and it loads the module. A
+// module built against newer headers than the server can fail to load
+// (undefined symbol) or misbehave.
+func TestExtensionBuiltForServer(t *testing.T) {
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		if !strings.HasPrefix(db.Server.Image, "localhost/ulidflake/postgres-ext:") {
+			t.Skipf("the server runs %q, not an image of extension/image", db.Server.Image)
+		}
+		ctx := context.Background()
+		var built, server string
+		require.NoError(t, db.QueryRow(ctx, `SELECT pg_read_file(setting || '/extension/ulid_flake_ext.built-for'), current_setting('server_version')
+			FROM pg_config WHERE name = 'SHAREDIR'`).Scan(&built, &server))
+		require.Equal(t, strings.TrimSpace(built), "PostgreSQL "+server, "the module was built for another server than the image's")
+		_, err := db.Exec(ctx, `LOAD 'ulid_flake_ext'`)
+		require.NoError(t, err)
 	})
 }
