@@ -360,6 +360,9 @@ func startContainer(ctx context.Context, img string, setup Setup, hostPort strin
 		testcontainers.WithCmdArgs("-c", "max_connections=500"),
 		testcontainers.WithLabels(containerLabels()),
 	}
+	for _, kv := range extraSettings {
+		opts = append(opts, testcontainers.WithCmdArgs("-c", kv))
+	}
 	if loopbackHost() || hostPort != "" {
 		opts = append(opts, publishOn(loopbackHost(), hostPort))
 	}
