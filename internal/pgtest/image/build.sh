@@ -6,6 +6,7 @@
 #   internal/pgtest/image/build.sh 15  ->  localhost/ulidflake/postgres:15  (Debian bookworm)
 #   internal/pgtest/image/build.sh 17  ->  localhost/ulidflake/postgres:17  (Debian trixie)
 #   internal/pgtest/image/build.sh 18  ->  localhost/ulidflake/postgres:18  (Debian forky)
+#   internal/pgtest/image/build.sh 19  ->  localhost/ulidflake/postgres:19  (forky and experimental)
 #
 # It bootstraps a root file system with mmdebstrap from the Debian mirror
 # this machine's apt is configured with, then builds an image FROM scratch.
@@ -18,15 +19,22 @@
 # it installs with apt when missing.
 set -euo pipefail
 
-version=${1:?usage: $0 15|17|18}
+version=${1:?usage: $0 15|17|18|19}
 aptopts=()
+extra= # a second suite, for the packages of postgresql-$version only
 case "$version" in
 	15) suite=bookworm ;;
 	17) suite=trixie ;;
 	# forky (testing) Release files can be past their Valid-Until date on
 	# snapshot mirrors; the packages are still signed and checked.
 	18) suite=forky; aptopts=(--aptopt='Acquire::Check-Valid-Until "false"') ;;
-	*) echo "$0: no recipe for PostgreSQL $version (15, 17 or 18)" >&2; exit 2 ;;
+	# 19 is a release candidate, in experimental only: forky, and
+	# experimental for the packages built from postgresql-19's source (the
+	# server, its client, libpq5). Debian ranks experimental below forky;
+	# a pin in the image lifts those packages, so that apt there (the
+	# extension's build, extension/image) takes them from it too.
+	19) suite=forky; aptopts=(--aptopt='Acquire::Check-Valid-Until "false"') extra=experimental ;;
+	*) echo "$0: no recipe for PostgreSQL $version (15, 17, 18 or 19)" >&2; exit 2 ;;
 esac
 image=localhost/ulidflake/postgres:$version
 here=$(cd "$(dirname "$0")" && pwd)
@@ -69,9 +77,17 @@ fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-echo "building $image from $suite at $mirror" >&2
+mirrors=("$mirror")
+hooks=()
+if [ -n "$extra" ]; then
+	mirrors=("deb $mirror $suite main" "deb $mirror $extra main")
+	printf 'Package: src:postgresql-%s\nPin: release a=%s\nPin-Priority: 500\n' "$version" "$extra" >"$work/postgresql-$version.pref"
+	hooks=(--setup-hook='mkdir -p "$1/etc/apt/preferences.d"'
+		--setup-hook="copy-in $work/postgresql-$version.pref /etc/apt/preferences.d")
+fi
+echo "building $image from $suite${extra:+ and $extra} at $mirror" >&2
 bin=/usr/lib/postgresql/$version/bin
-mmdebstrap --variant=apt --quiet "${aptopts[@]}" \
+mmdebstrap --variant=apt --quiet "${aptopts[@]}" "${hooks[@]}" \
 	--include="postgresql-$version,pgbouncer,mawk,gzip,tzdata" \
 	--dpkgopt='path-exclude=/usr/share/doc/*' \
 	--dpkgopt='path-exclude=/usr/share/man/*' \
@@ -80,7 +96,7 @@ mmdebstrap --variant=apt --quiet "${aptopts[@]}" \
 	--customize-hook="copy-in $here/docker-entrypoint.sh /usr/local/bin" \
 	--customize-hook='chmod 755 "$1/usr/local/bin/docker-entrypoint.sh"' \
 	--customize-hook='rm -rf "$1"/var/cache/apt/* "$1"/var/lib/apt/lists/*' \
-	"$suite" "$work/rootfs.tar" "$mirror"
+	"$suite" "$work/rootfs.tar" "${mirrors[@]}"
 
 # docker build rather than docker import: the Engine here (20.10) takes no
 # STOPSIGNAL in import --change. FROM scratch needs no registry.
