@@ -205,6 +205,7 @@ func TestExtensionReadsStatePerStatement(t *testing.T) {
 		var count int64
 		require.NoError(t, c.QueryRow(ctx, `SELECT count(ulid_flake_next(g)) FROM src`).Scan(&count))
 		require.EqualValues(t, 200000, count)
+		t.Logf("a parallel query read the state %d times", reads.Load())
 		require.GreaterOrEqual(t, reads.Load(), int64(1))
 		require.LessOrEqual(t, reads.Load(), int64(3), "reads of the state by a parallel query with 2 workers")
 	})
