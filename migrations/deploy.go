@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ulidflake/ulidflake/flake"
@@ -47,6 +48,17 @@ var (
 	// sessions another than the fixed one. ulid_flake_set_sid(sid), as the
 	// install's owner, changes it.
 	ErrSID = errors.New("migrations: the settings give sessions another SID")
+	// ErrMesh: ulid_flake_check_node() (version 8 on) refused the node, so
+	// that it makes no ID before the operator acts (SQLSTATE 55000, the
+	// message starts "ulid_flake mesh:"): another node's row in
+	// ulid_flake_nodes holds this node's SID; or this database is a copy
+	// (a pg_basebackup clone or a promoted replica: another timeline; a
+	// restore: another system or database) of a node while other nodes'
+	// rows are here, until ulid_flake_new_node(sid) or
+	// ulid_flake_adopt_node() says which it is; or a table that the node
+	// publishes or receives by subscription takes its default from
+	// ulid_flake(), which ignores the SID. The error wraps the server's.
+	ErrMesh = errors.New("migrations: the mesh refuses this node")
 )
 
 // AheadError names the database's version and the newest this build knows.
@@ -160,7 +172,9 @@ func installedVersion(ctx context.Context, tx execer) (int, error) {
 
 // checkNode runs ulid_flake_check_node() (version 4 on), which draws a new
 // generator offset when the state was recorded on another database: a
-// clone, a dump restored elsewhere, CREATE DATABASE ... TEMPLATE. It is
+// clone, a dump restored elsewhere, CREATE DATABASE ... TEMPLATE. From
+// version 8 on it also checks the node against the mesh's rows
+// (ulid_flake_nodes) and writes its own; its refusals are [ErrMesh]. It is
 // called by the install schema's name, after [trusted] checked its owner.
 func checkNode(ctx context.Context, tx execer, current int) error {
 	if current < 4 {
@@ -171,9 +185,19 @@ func checkNode(ctx context.Context, tx execer, current int) error {
 		return fmt.Errorf("migrations: checking the generator state: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `SELECT `+schema+`.ulid_flake_check_node()`); err != nil {
+		if meshRefusal(err) {
+			return fmt.Errorf("%w: %w", ErrMesh, err)
+		}
 		return fmt.Errorf("migrations: checking the generator state: %w", err)
 	}
 	return nil
+}
+
+// meshRefusal reports whether err is a refusal of version 8's mesh checks:
+// SQLSTATE 55000 with a message that starts "ulid_flake mesh:".
+func meshRefusal(err error) bool {
+	var state interface{ SQLState() string }
+	return errors.As(err, &state) && state.SQLState() == "55000" && strings.Contains(err.Error(), "ulid_flake mesh:")
 }
 
 // checkEpoch returns ErrEpoch when the install (version 7 on, where the
@@ -220,7 +244,9 @@ func checkEpoch(ctx context.Context, tx execer, current int, want *flake.Epoch) 
 // ulid_flake_build, ulid_flake_time and ulid_flake_epoch_settings (which
 // version 7 calls), and ulid_flake_at, ulid_flake_encode,
 // ulid_flake_decode, ulid_flake_epoch_ms and ulid_flake_set_epoch, which
-// mark versions 5 to 7, in any signature), is owned by a role that is neither
+// mark versions 5 to 7, in any signature; version 8's ulid_flake_set_sid,
+// ulid_flake_node_sid, the table ulid_flake_nodes and the functions that
+// ulid_flake_check_node calls or that write it), is owned by a role that is neither
 // the one running Migrate nor a superuser: another role's objects there (a
 // trigger on a planted version table, a planted ulid_flake_check_node())
 // would run with the caller's rights.
@@ -233,7 +259,7 @@ func trusted(ctx context.Context, tx execer, table string) error {
 				FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass($1)
 			UNION ALL SELECT 'relation ' OPERATOR(pg_catalog.||) c.oid::pg_catalog.regclass::pg_catalog.text, c.relowner
 				FROM pg_catalog.pg_class c, s WHERE c.relnamespace OPERATOR(pg_catalog.=) s.oid
-				AND c.relname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (ARRAY['ulid_flake_state', 'ulid_flake_seq'])
+				AND c.relname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (ARRAY['ulid_flake_state', 'ulid_flake_seq', 'ulid_flake_nodes'])
 			UNION ALL SELECT 'type ' OPERATOR(pg_catalog.||) t.oid::pg_catalog.regtype::pg_catalog.text, t.typowner
 				FROM pg_catalog.pg_type t, s WHERE t.typnamespace OPERATOR(pg_catalog.=) s.oid
 				AND t.typname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (ARRAY['ulid_flake_epoch_setting', 'ulid_flake_id'])
@@ -241,7 +267,8 @@ func trusted(ctx context.Context, tx execer, table string) error {
 				FROM pg_catalog.pg_proc p, s WHERE p.pronamespace OPERATOR(pg_catalog.=) s.oid
 				AND p.proname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (ARRAY['ulid_flake', 'ulid_flake_scalable', 'ulid_flake_check_node', 'ulid_flake_build',
 					'ulid_flake_time', 'ulid_flake_at', 'ulid_flake_encode', 'ulid_flake_decode', 'ulid_flake_epoch_ms', 'ulid_flake_set_epoch', 'ulid_flake_epoch_settings',
-					'ulid_flake_set_sid', 'ulid_flake_node_sid']))
+					'ulid_flake_set_sid', 'ulid_flake_node_sid', 'ulid_flake_node_sync', 'ulid_flake_new_node', 'ulid_flake_adopt_node',
+					'ulid_flake_retire_node']))
 		SELECT pg_catalog.string_agg(o.what OPERATOR(pg_catalog.||) ' (owner ' OPERATOR(pg_catalog.||)
 				pg_catalog.quote_ident(r.rolname) OPERATOR(pg_catalog.||) ')', ', ' ORDER BY o.what)
 			FROM o JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) o.owner

@@ -270,7 +270,8 @@ func step(ctx context.Context, db *sql.DB, o options, table string, all []Migrat
 // read from its SQLSTATE: version 7's epoch checks (55000: the settings
 // gave sessions another epoch, or ulid_flake_ext 1.0 is there; 42501: the
 // server's configuration files cannot be read to check it), version 8's
-// SID check (55000) and its schema owner check (42501).
+// SID check (55000), its mesh checks (55000, "ulid_flake mesh:": the
+// node's check when it installs) and its schema owner check (42501).
 func classify(version int, err error) error {
 	var state interface{ SQLState() string }
 	if !errors.As(err, &state) {
@@ -279,6 +280,8 @@ func classify(version int, err error) error {
 	switch code := state.SQLState(); {
 	case version == 7 && (code == "55000" || code == "42501"):
 		return fmt.Errorf("%w: %w", ErrEpoch, err)
+	case version == 8 && meshRefusal(err):
+		return fmt.Errorf("%w: %w", ErrMesh, err)
 	case version == 8 && code == "55000":
 		return fmt.Errorf("%w: %w", ErrSID, err)
 	case version == 8 && code == "42501":

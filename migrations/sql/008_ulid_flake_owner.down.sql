@@ -2,7 +2,8 @@
 -- ulid_flake.sid again. Refused (55000) unless the settings give every
 -- session the SID that version 8 fixed: ALTER DATABASE ... SET
 -- ulid_flake.sid says it, and no role's setting says another. The stricter
--- ulid_flake_set_epoch, and ulid_flake_epoch_settings, stay.
+-- ulid_flake_set_epoch, and ulid_flake_epoch_settings, stay; the mesh's
+-- table ulid_flake_nodes and its functions go.
 SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.current_schema()), true);
 
 DO $check$
@@ -80,6 +81,27 @@ BEGIN
 	PERFORM ulid_flake_build(s."offset") FROM ulid_flake_state AS s;
 END
 $build$;
+
+-- ulid_flake_check_node() as version 4 made it, and no mesh: the nodes'
+-- table (and its place in any publication), the node identity and the
+-- functions that write them go.
+SELECT ulid_flake_create(pg_catalog.current_schema(), 'ulid_flake_check_node() RETURNS boolean', $body$
+DECLARE
+	same boolean;
+BEGIN
+	EXECUTE format('SELECT s.system_id = c.system_identifier AND s.database_oid = d.oid
+		FROM %I.ulid_flake_state AS s, pg_catalog.pg_control_system() AS c, pg_catalog.pg_database AS d
+		WHERE d.datname = pg_catalog.current_database() FOR UPDATE OF s', @schema@) INTO same;
+	IF same THEN
+		RETURN false;
+	END IF;
+	EXECUTE format('SELECT %I.ulid_flake_build($1)', @schema@) USING floor(random() * 1048575)::bigint;
+	RETURN true;
+END
+$body$);
+DROP FUNCTION ulid_flake_new_node(integer), ulid_flake_adopt_node(), ulid_flake_retire_node(uuid), ulid_flake_node_sync(text, integer);
+DROP TABLE ulid_flake_nodes;
+ALTER TABLE ulid_flake_state DROP COLUMN node_id;
 
 DROP FUNCTION ulid_flake_set_sid(integer);
 DROP FUNCTION ulid_flake_node_sid();

@@ -20,6 +20,15 @@
 --   also when there is no state row (a schema-only restore before Migrate),
 --   and when a column's default draws from the generators or the sequence,
 --   or a column is of the domain ulid_flake_id.
+-- * A mesh knows its writers: each node of a multi-writer mesh keeps a row
+--   in ulid_flake_nodes (its node identity, its SID, its system, database
+--   and timeline), which the mesh replicates. ulid_flake_set_sid refuses a
+--   SID another node's row holds; ulid_flake_check_node() (Migrate, at
+--   every start) refuses that too, a copy of a node (a clone, a promoted
+--   replica, a restore) while other nodes' rows are here, until
+--   ulid_flake_new_node(sid) or ulid_flake_adopt_node() says which it is,
+--   and a replicated table whose default is ulid_flake(). 55000, with
+--   messages that start "ulid_flake mesh:". Nothing runs per insert.
 -- * ulid_flake_build writes its bodies with pg_catalog.mod() (the same
 --   int8mod as the % operator, so the same IDs), and reaches the schema's
 --   name only as a quoted literal.
@@ -92,21 +101,6 @@ BEGIN
 		schema, signature, pg_catalog.replace(body, '@schema@', pg_catalog.quote_literal(schema)));
 END
 $f$;
-
--- ulid_flake_set_sid(sid): fixes the SID that ulid_flake_scalable() uses
--- when its call gives none (NULL: none, and such a call is refused, 23514).
--- For the install's owner only.
-SELECT ulid_flake_create(pg_catalog.current_schema(), 'ulid_flake_set_sid(sid integer) RETURNS void', $body$
-DECLARE
-	schema text := @schema@;
-BEGIN
-	IF sid < 0 OR sid > 31 THEN
-		RAISE EXCEPTION 'ulid_flake_set_sid: SID % is not in 0..31', sid USING ERRCODE = '22023';
-	END IF;
-	EXECUTE format('CREATE OR REPLACE FUNCTION %I.ulid_flake_node_sid() RETURNS integer
-		LANGUAGE sql STABLE PARALLEL SAFE RETURN %L::integer', schema, sid);
-END
-$body$);
 
 -- ulid_flake_build(offset), as in 007, with the SID from
 -- ulid_flake_node_sid() instead of the setting.
@@ -241,8 +235,241 @@ BEGIN
 	FROM found;
 END
 $f$;
+-- A mesh knows its writers. Every node of a multi-writer mesh (nodes that
+-- replicate to each other with logical replication) keeps one row in
+-- ulid_flake_nodes: its node identity (drawn at random, kept in
+-- ulid_flake_state, which is never published), its SID, and what
+-- identifies the physical instance: the system identifier, the database's
+-- OID and the timeline it writes WAL on (a promotion, that is a failover or
+-- a clone turned writer, starts a new one). The mesh publishes the table
+-- with the application's tables, so every node reads every node's row.
+-- A node writes only its own row, always as DELETE then INSERT of its key:
+-- a peer that has the row replaces it, one that does not (it subscribed
+-- later) inserts it, and neither stops its subscription (a DELETE of a
+-- missing row is skipped; PostgreSQL 18 counts it as delete_missing).
+-- Nothing here runs per insert: the rows are written and checked by
+-- ulid_flake_set_sid and by ulid_flake_check_node(), which Migrate runs at
+-- every start.
+ALTER TABLE ulid_flake_state ADD COLUMN node_id uuid;
+
+CREATE TABLE ulid_flake_nodes (
+	node_id      uuid PRIMARY KEY,
+	sid          integer CHECK (sid OPERATOR(pg_catalog.>=) 0 AND sid OPERATOR(pg_catalog.<=) 31),
+	system_id    bigint NOT NULL,
+	database_oid oid NOT NULL,
+	timeline     integer NOT NULL,
+	written_at   timestamp with time zone NOT NULL
+);
+REVOKE ALL ON TABLE ulid_flake_nodes FROM PUBLIC;
+
+-- ulid_flake_node_sync(mode, sid): what the functions below share, under
+-- the state's row lock. mode is 'check' (ulid_flake_check_node), 'set'
+-- (ulid_flake_set_sid), 'new' (ulid_flake_new_node) or 'adopt'
+-- (ulid_flake_adopt_node). Refused with 55000, every message starting
+-- "ulid_flake mesh:", when:
+-- * the instance is not the one this node's row recorded (another system
+--   or database: a restore, a template; another timeline: a promoted
+--   replica or a pg_basebackup clone) while other nodes' rows are here,
+--   until the operator says whether it replaces that node ('adopt') or is
+--   a new node ('new': a new identity, a new offset, its own SID). With no
+--   other node's row, it is recorded as before: another system or database
+--   gets a new identity and a new offset, another timeline keeps both;
+-- * another node's row holds the SID;
+-- * the node has a SID, or other nodes' rows are here, and a column of a
+--   table it publishes, or receives by subscription, takes its default
+--   from ulid_flake(), which ignores the SID.
+-- Then it writes this node's row. It returns true when it drew a new
+-- offset.
+SELECT ulid_flake_create(pg_catalog.current_schema(), 'ulid_flake_node_sync(mode text, new_sid integer) RETURNS boolean', $body$
+DECLARE
+	schema  text := @schema@;
+	me      uuid;
+	st_sys  bigint;
+	st_db   oid;
+	sys     bigint;
+	db      oid;
+	tl      integer;
+	own     boolean;
+	own_sid integer;
+	own_sys bigint;
+	own_db  oid;
+	own_tl  integer;
+	others  text;
+	moved   boolean;
+	sid     integer;
+	holder  text;
+	held_by uuid;
+	changed boolean;
+	fn      text := CASE mode WHEN 'new' THEN 'ulid_flake_new_node' ELSE 'ulid_flake_set_sid' END;
+	bad     text;
+	drawn   boolean := false;
+BEGIN
+	IF mode IN ('set', 'new') AND (new_sid < 0 OR new_sid > 31) THEN
+		RAISE EXCEPTION '%: SID % is not in 0..31', fn, new_sid USING ERRCODE = '22023';
+	END IF;
+	IF mode = 'new' AND new_sid IS NULL THEN
+		RAISE EXCEPTION 'ulid_flake_new_node: a new node of a mesh needs a SID of its own, not NULL' USING ERRCODE = '22004';
+	END IF;
+	EXECUTE format('SELECT s.node_id, s.system_id, s.database_oid FROM %I.ulid_flake_state AS s FOR UPDATE', schema)
+		INTO me, st_sys, st_db;
+	SELECT c.system_identifier, d.oid INTO sys, db
+		FROM pg_control_system() AS c, pg_database AS d WHERE d.datname = current_database();
+	-- The timeline WAL is written on now: a promotion changes it at once
+	-- (pg_control_checkpoint() shows it only after the next checkpoint).
+	tl := ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::integer;
+	moved := st_sys IS DISTINCT FROM sys OR st_db IS DISTINCT FROM db;
+	IF me IS NULL THEN
+		-- No identity in the state (no state row): a row this very
+		-- instance wrote is this node's.
+		EXECUTE format('SELECT n.node_id FROM %I.ulid_flake_nodes AS n
+			WHERE n.system_id = $1 AND n.database_oid = $2 AND n.timeline = $3 ORDER BY n.written_at DESC LIMIT 1', schema)
+			INTO me USING sys, db, tl;
+	END IF;
+	EXECUTE format('SELECT true, n.sid, n.system_id, n.database_oid, n.timeline FROM %I.ulid_flake_nodes AS n WHERE n.node_id = $1', schema)
+		INTO own, own_sid, own_sys, own_db, own_tl USING me;
+	EXECUTE format('SELECT string_agg(format(%L, n.node_id, coalesce(n.sid::text, %L)), %L ORDER BY n.node_id)
+		FROM %I.ulid_flake_nodes AS n WHERE n.node_id IS DISTINCT FROM $1', 'node %s (SID %s)', 'none', ', ', schema)
+		INTO others USING me;
+	changed := moved OR coalesce(own AND (own_sys <> sys OR own_db <> db OR own_tl <> tl), false);
+	IF changed AND others IS NOT NULL AND mode NOT IN ('new', 'adopt') THEN
+		RAISE EXCEPTION 'ulid_flake mesh: this database is a copy of node % (SID %), which was system %, database %, timeline %, and is now system %, database %, timeline %; other nodes write here (%)',
+			coalesce(me::text, 'unknown'), coalesce(own_sid::text, 'none'), coalesce(own_sys, st_sys), coalesce(own_db, st_db),
+			coalesce(own_tl::text, 'unknown'), sys, db, tl, others
+			USING ERRCODE = '55000',
+				DETAIL = 'A pg_basebackup clone or a promoted replica keeps the node''s SID and offset: beside the node it copies, it makes the same IDs.',
+				HINT = format('If it replaces that node for good (a failover: the old one never writes again), run SELECT %1$I.ulid_flake_adopt_node(). If it is a new node, drop its inherited subscriptions (ALTER SUBSCRIPTION ... DISABLE, SET (slot_name = NONE), DROP) and run SELECT %1$I.ulid_flake_new_node(sid) with a SID no node uses (docs/deployments.md).', schema);
+	END IF;
+	IF mode = 'new' OR moved THEN
+		EXECUTE format('SELECT %I.ulid_flake_build($1)', schema) USING floor(random() * 1048575)::bigint;
+		drawn := true;
+	END IF;
+	IF mode = 'new' OR (moved AND mode <> 'adopt') OR me IS NULL THEN
+		-- The old row goes when it is this node's own (a new identity for
+		-- an unchanged instance), or the row of the instance a copy was
+		-- made from with no other node's beside it (no peer's). A new node
+		-- made from a copy in a mesh keeps its source's row: the source's.
+		IF me IS NOT NULL AND ((mode = 'new' AND NOT changed) OR (mode <> 'new' AND moved)) THEN
+			EXECUTE format('DELETE FROM %I.ulid_flake_nodes WHERE node_id = $1', schema) USING me;
+		END IF;
+		me := gen_random_uuid();
+		EXECUTE format('UPDATE %I.ulid_flake_state SET node_id = $1', schema) USING me;
+	END IF;
+
+	IF mode IN ('set', 'new') THEN
+		sid := new_sid;
+	ELSE
+		EXECUTE format('SELECT %I.ulid_flake_node_sid()', schema) INTO sid;
+	END IF;
+	IF sid IS NOT NULL THEN
+		EXECUTE format('SELECT n.node_id, format(%L, n.node_id, n.system_id, n.database_oid, n.timeline, n.written_at)
+			FROM %I.ulid_flake_nodes AS n WHERE n.sid = $1 AND n.node_id <> $2 ORDER BY n.node_id LIMIT 1',
+			'node %s (system %s, database %s, timeline %s, written %s)', schema) INTO held_by, holder USING sid, me;
+		IF holder IS NOT NULL THEN
+			RAISE EXCEPTION 'ulid_flake mesh: SID % is %''s: two writable nodes with one SID make the same IDs', sid, holder
+				USING ERRCODE = '55000',
+					HINT = format('Give this node a SID no node uses: SELECT %1$I.ulid_flake_set_sid(n) (SELECT sid FROM %1$I.ulid_flake_nodes lists those in use). If that node has left the mesh for good, SELECT %1$I.ulid_flake_retire_node(%2$L) frees its SID.',
+						schema, held_by);
+		END IF;
+	END IF;
+
+	IF sid IS NOT NULL OR others IS NOT NULL THEN
+		SELECT string_agg(DISTINCT format('%s.%I', c.oid::regclass, a.attname), ', ') INTO bad
+		FROM pg_attrdef AS ad
+		JOIN pg_attribute AS a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum AND NOT a.attisdropped
+		JOIN pg_class AS c ON c.oid = ad.adrelid
+		WHERE EXISTS (SELECT FROM pg_depend AS d
+				WHERE d.classid = 'pg_attrdef'::regclass AND d.objid = ad.oid
+					AND d.refclassid = 'pg_proc'::regclass AND d.refobjid = to_regprocedure(format('%I.ulid_flake()', schema)))
+			AND (EXISTS (SELECT FROM pg_publication_tables AS p JOIN pg_namespace AS n ON n.nspname = p.schemaname
+					WHERE n.oid = c.relnamespace AND p.tablename = c.relname)
+				OR EXISTS (SELECT FROM pg_subscription_rel AS r WHERE r.srrelid = c.oid));
+		IF bad IS NOT NULL THEN
+			RAISE EXCEPTION 'ulid_flake mesh: % take their default from ulid_flake(), which ignores the node''s SID (%), and are replicated to or from other nodes: two nodes make the same IDs there',
+				bad, CASE WHEN sid IS NULL THEN 'none, and other nodes write here' ELSE sid::text END
+				USING ERRCODE = '55000',
+					HINT = format('On every node: ALTER TABLE ... ALTER COLUMN ... SET DEFAULT %I.ulid_flake_scalable(), and give each node a SID of its own.', schema);
+		END IF;
+	END IF;
+
+	IF mode IN ('set', 'new') THEN
+		EXECUTE format('CREATE OR REPLACE FUNCTION %I.ulid_flake_node_sid() RETURNS integer
+			LANGUAGE sql STABLE PARALLEL SAFE RETURN %L::integer', schema, sid);
+	END IF;
+	EXECUTE format('DELETE FROM %I.ulid_flake_nodes WHERE node_id = $1', schema) USING me;
+	EXECUTE format('INSERT INTO %I.ulid_flake_nodes (node_id, sid, system_id, database_oid, timeline, written_at)
+		VALUES ($1, $2, $3, $4, $5, now())', schema) USING me, sid, sys, db, tl;
+	RETURN drawn;
+END
+$body$);
+
+-- ulid_flake_check_node(): draws a new offset, and returns true, when the
+-- state was recorded on another system or database (or is missing:
+-- pg_dump -s); refuses what ulid_flake_node_sync refuses; writes this
+-- node's row. Migrate runs it at every start.
+SELECT ulid_flake_create(pg_catalog.current_schema(), 'ulid_flake_check_node() RETURNS boolean', $body$
+DECLARE
+	drawn boolean;
+BEGIN
+	EXECUTE format('SELECT %I.ulid_flake_node_sync($1, NULL)', @schema@) INTO drawn USING 'check';
+	RETURN drawn;
+END
+$body$);
+
+-- ulid_flake_set_sid(sid): fixes the SID that ulid_flake_scalable() uses
+-- when its call gives none (NULL: none, and such a call is refused, 23514),
+-- and writes this node's row. Refused (55000) when another node's row
+-- holds the SID. For the install's owner only.
+SELECT ulid_flake_create(pg_catalog.current_schema(), 'ulid_flake_set_sid(sid integer) RETURNS void', $body$
+BEGIN
+	EXECUTE format('SELECT %I.ulid_flake_node_sync($1, $2)', @schema@) USING 'set', sid;
+END
+$body$);
+
+-- ulid_flake_new_node(sid): this database is a new node (a clone turned
+-- writer): a new node identity, a new offset, and the SID sid, which no
+-- other node's row may hold. The row of the node it was copied from stays.
+SELECT ulid_flake_create(pg_catalog.current_schema(), 'ulid_flake_new_node(sid integer) RETURNS void', $body$
+BEGIN
+	EXECUTE format('SELECT %I.ulid_flake_node_sync($1, $2)', @schema@) USING 'new', sid;
+END
+$body$);
+
+-- ulid_flake_adopt_node(): this instance replaces the node it recorded (a
+-- failover: the old instance never writes again): it keeps the node's
+-- identity, SID and offset (a new offset on another system or database),
+-- and records the instance.
+SELECT ulid_flake_create(pg_catalog.current_schema(), 'ulid_flake_adopt_node() RETURNS void', $body$
+BEGIN
+	EXECUTE format('SELECT %I.ulid_flake_node_sync($1, NULL)', @schema@) USING 'adopt';
+END
+$body$);
+
+-- ulid_flake_retire_node(node): deletes the row of a node that has left
+-- the mesh for good, which frees its SID; the DELETE replicates to the
+-- other nodes. A node that still runs writes its row again at its next
+-- start. Not this node's own row (22023).
+SELECT ulid_flake_create(pg_catalog.current_schema(), 'ulid_flake_retire_node(node uuid) RETURNS void', $body$
+DECLARE
+	schema text := @schema@;
+	me     uuid;
+	n      bigint;
+BEGIN
+	EXECUTE format('SELECT s.node_id FROM %I.ulid_flake_state AS s FOR UPDATE', schema) INTO me;
+	IF node = me THEN
+		RAISE EXCEPTION 'ulid_flake_retire_node: node % is this one', node USING ERRCODE = '22023',
+			HINT = 'Run it on another node of the mesh, or give this node a new identity with ulid_flake_new_node(sid).';
+	END IF;
+	EXECUTE format('DELETE FROM %I.ulid_flake_nodes WHERE node_id = $1', schema) USING node;
+	GET DIAGNOSTICS n = ROW_COUNT;
+	IF n = 0 THEN
+		RAISE EXCEPTION 'ulid_flake_retire_node: no node % in ulid_flake_nodes', node USING ERRCODE = '22023';
+	END IF;
+END
+$body$);
+
 REVOKE EXECUTE ON FUNCTION ulid_flake_build(bigint), ulid_flake_set_epoch(bigint, boolean), ulid_flake_set_sid(integer),
-	ulid_flake_epoch_settings() FROM PUBLIC;
+	ulid_flake_epoch_settings(), ulid_flake_node_sync(text, integer), ulid_flake_check_node(), ulid_flake_new_node(integer),
+	ulid_flake_adopt_node(), ulid_flake_retire_node(uuid) FROM PUBLIC;
 
 -- The generators again, with the recorded offset (or a new one, on a
 -- database the state was not recorded on).
