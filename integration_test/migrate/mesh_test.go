@@ -1,0 +1,107 @@
+package migrate_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ulidflake/ulidflake/integration_test/itest"
+	"github.com/ulidflake/ulidflake/internal/pgtest"
+	"github.com/ulidflake/ulidflake/migrations"
+)
+
+// TestMeshNodeFunctions: the operator's side of ulid_flake_nodes on one
+// server, with another node's row written by hand as replication would
+// write it. A SID that row holds is refused by ulid_flake_set_sid and by
+// Migrate (ErrMesh) until ulid_flake_retire_node frees it; a copy of this
+// node made on another system (the state's system identifier changed)
+// is refused while that row is here, and ulid_flake_adopt_node keeps its
+// identity and SID and draws a new offset, ulid_flake_new_node gives it a
+// new identity, and keeps the old row; retiring this node's own row, or a
+// node that has none, is 22023. Without another node's row, the same copy
+// is recorded as before (TestMigrateRedrawsOnClones).
+func TestMeshNodeFunctions(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		sdb := itest.StdDB(t, db)
+		_, err := migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
+		exec := func(stmt string, args ...any) error {
+			_, err := sdb.ExecContext(ctx, stmt, args...)
+			return err
+		}
+		refused := func(err error, code, contains string) {
+			t.Helper()
+			var pgErr *pgconn.PgError
+			require.True(t, errors.As(err, &pgErr), "%v", err)
+			require.Equal(t, code, pgErr.Code, "%v", err)
+			require.Contains(t, pgErr.Message, contains)
+		}
+		node := func() (id string, offset int64) {
+			t.Helper()
+			require.NoError(t, sdb.QueryRowContext(ctx, `SELECT node_id::text, "offset" FROM ulid_flake_state`).Scan(&id, &offset))
+			return
+		}
+		rows := func() (n int) {
+			t.Helper()
+			require.NoError(t, sdb.QueryRowContext(ctx, `SELECT count(*) FROM ulid_flake_nodes`).Scan(&n))
+			return
+		}
+
+		require.NoError(t, exec(`SELECT ulid_flake_set_sid(4)`))
+		me, offset := node()
+		var sid sql.NullInt64
+		require.NoError(t, sdb.QueryRowContext(ctx, `SELECT sid FROM ulid_flake_nodes WHERE node_id = $1::uuid`, me).Scan(&sid))
+		require.Equal(t, int64(4), sid.Int64, "this node's row")
+
+		const other = "00000000-0000-4000-8000-000000000005"
+		require.NoError(t, exec(`INSERT INTO ulid_flake_nodes VALUES ($1, 5, 1, 1, 1, now())`, other))
+		refused(exec(`SELECT ulid_flake_set_sid(5)`), "55000", "SID 5 is node "+other)
+		// The SID fixed by hand (as a copied function would hold it).
+		require.NoError(t, exec(`CREATE OR REPLACE FUNCTION ulid_flake_node_sid() RETURNS integer LANGUAGE sql STABLE PARALLEL SAFE RETURN 5`))
+		_, err = migrations.Migrate(ctx, sdb)
+		require.ErrorIs(t, err, migrations.ErrMesh)
+		require.ErrorContains(t, err, "SID 5 is node "+other)
+		require.NoError(t, exec(`SELECT ulid_flake_set_sid(4)`))
+		_, err = migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
+
+		refused(exec(`SELECT ulid_flake_retire_node($1::uuid)`, me), "22023", "is this one")
+		refused(exec(`SELECT ulid_flake_retire_node('00000000-0000-4000-8000-000000000006')`), "22023", "no node")
+
+		// A copy on another system, while another node's row is here.
+		require.NoError(t, exec(`UPDATE ulid_flake_state SET system_id = system_id + 1`))
+		_, err = migrations.Migrate(ctx, sdb)
+		require.ErrorIs(t, err, migrations.ErrMesh)
+		require.ErrorContains(t, err, "a copy of node "+me+" (SID 4)")
+		refused(exec(`SELECT ulid_flake_set_sid(6)`), "55000", "a copy of node "+me)
+		require.NoError(t, exec(`SELECT ulid_flake_adopt_node()`))
+		_, err = migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
+		id, again := node()
+		require.Equal(t, me, id, "adopt keeps the node's identity")
+		require.NotEqual(t, offset, again, "another system: a new offset")
+		require.Equal(t, 2, rows())
+
+		require.NoError(t, exec(`UPDATE ulid_flake_state SET system_id = system_id + 1`))
+		refused(exec(`SELECT ulid_flake_new_node(5)`), "55000", "SID 5 is node "+other)
+		refused(exec(`SELECT ulid_flake_new_node(NULL)`), "22004", "needs a SID")
+		require.NoError(t, exec(`SELECT ulid_flake_new_node(6)`))
+		_, err = migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
+		id, _ = node()
+		require.NotEqual(t, me, id, "a new node's identity")
+		require.Equal(t, 3, rows(), "the copied node's row stays")
+
+		require.NoError(t, exec(`SELECT ulid_flake_retire_node($1::uuid)`, other))
+		require.NoError(t, exec(`SELECT ulid_flake_retire_node($1::uuid)`, me))
+		require.NoError(t, exec(`SELECT ulid_flake_set_sid(5)`), "a retired node's SID is free")
+		require.Equal(t, 1, rows())
+	})
+}
