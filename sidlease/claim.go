@@ -176,7 +176,7 @@ func (l *Lease) singleWriter(ctx context.Context) error {
 	}
 	if subs != "" {
 		return fmt.Errorf("%w: the database subscribes to another node (subscription %s), which may grant the same SIDs: "+
-			"give each node's writers SIDs of their own (ulid_flake_scalable() with ulid_flake.sid per node), or use stand-alone IDs; "+
+			"give each node's writers SIDs of their own (ulid_flake_scalable() with ulid_flake_set_sid per node), or use stand-alone IDs; "+
 			"see docs/deployments.md", ErrMultiWriter, subs)
 	}
 	return nil
