@@ -24,26 +24,28 @@
  * assign hook, which PostgreSQL runs on every change (SET, RESET, ALTER
  * ROLE/DATABASE ... SET, rollback).
  *
- * The state is read once per statement. The values read are kept for the
- * statement that read them, known by its transaction (local id), its start
- * (statement_timestamp()) and its command id: every statement from the
- * client, and every statement inside a function that follows a write of
- * its transaction (which bumps the command id), reads the table again and
- * sees what committed since and what its own transaction changed (an
- * UPDATE, an ALTER TABLE). A COPY or INSERT ... SELECT reads it once,
- * however many rows it inserts; each parallel worker reads it once. A
- * rolled-back change, of a transaction or a savepoint, is forgotten at the
- * abort. A change to pg_proc (ulid_flake_build() and ulid_flake_set_epoch()
- * replace ulid_flake() or ulid_flake_epoch_ms() in the transaction that
- * writes the state) makes even a running statement read it again.
+ * The state is read once per statement, under a fresh snapshot, and kept
+ * for the statement that read it, known by its transaction (local id), its
+ * start (statement_timestamp(): each query the client sends) and its
+ * command id (which a write of the transaction moves on). So each query of
+ * the client, and each statement inside a function that follows a write,
+ * reads the table again and sees what committed since and what its own
+ * transaction changed (an UPDATE, an ALTER TABLE); statements of one query
+ * string with no write between them share a read. A COPY or INSERT ...
+ * SELECT reads it once, however many rows it inserts; each parallel worker
+ * reads it once. A rolled-back change, of a transaction or a savepoint, is
+ * forgotten at the abort. A change to pg_proc (ulid_flake_build() and
+ * ulid_flake_set_epoch() replace ulid_flake() or ulid_flake_epoch_ms() in
+ * the transaction that writes the state) makes even a running statement
+ * read it again. Each read is reported at DEBUG1.
  *
- * The table is trusted only when a role that could replace it anyway owns
- * it: a superuser, or a role with the privileges of both the schema's
- * owner (who may drop any table in it) and the owner of the schema's
- * ulid_flake_seq (the install's owner: migration 4 altered that sequence,
- * which only its owner may, and created the table). Any other owner, a
- * table put there by a role that took over the schema, or one left behind
- * by a former owner, is refused with 55000 (docs/extension.md).
+ * The table is read only when its owner is a superuser, or has the
+ * privileges of both the schema's owner (who may drop any table in it and
+ * make another) and the owner of the schema's ulid_flake_seq (the
+ * install's owner: migration 4 altered that sequence, which only its owner
+ * may, and created the table). Any other owner, a table put there by a
+ * role that took over the schema, or one left behind by a former owner of
+ * the schema, is refused with 55000 (docs/extension.md).
  */
 #include "postgres.h"
 
