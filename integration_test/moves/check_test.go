@@ -27,6 +27,31 @@ type moved struct {
 	noState bool
 }
 
+// snapshot is what a move must bring of a database: its catalog, and the
+// contents of its relations (the install's tables; every table and
+// sequence of the schema when the move is whole).
+type snapshot struct {
+	catalog  []string
+	contents map[string]string
+}
+
+// snapshotOf takes src's snapshot.
+func snapshotOf(t *testing.T, src *database, in install, whole bool) snapshot {
+	t.Helper()
+	var rels []string
+	for _, tb := range in.tables {
+		rels = append(rels, tb.name)
+	}
+	if whole {
+		rels = relations(t, src, "r", "S")
+	}
+	s := snapshot{catalog: catalog(t, src), contents: map[string]string{}}
+	for _, rel := range rels {
+		s.contents[rel] = contents(t, src, rel)
+	}
+	return s
+}
+
 // checkMoved checks a move from src to dst, then makes IDs in dst:
 //
 //  1. dst has src's tables, views, indexes, constraints, column defaults,
@@ -42,21 +67,20 @@ type moved struct {
 //     the move sorts after every ID made before it.
 func checkMoved(t *testing.T, src, dst *database, in install, m moved) {
 	t.Helper()
+	checkMovedFrom(t, snapshotOf(t, src, in, m.whole), dst, in, m)
+}
+
+// checkMovedFrom is checkMoved given the source's snapshot.
+func checkMovedFrom(t *testing.T, want snapshot, dst *database, in install, m moved) {
+	t.Helper()
 	ctx := context.Background()
 
-	srcCat, dstCat := catalog(t, src), catalog(t, dst)
-	missing, extra := difference(srcCat, dstCat), difference(dstCat, srcCat)
+	got := catalog(t, dst)
+	missing, extra := difference(want.catalog, got), difference(got, want.catalog)
 	require.True(t, len(missing)+len(extra) == 0, "the schema did not come back whole:\nmissing:\n\t%s\nextra:\n\t%s",
 		strings.Join(missing, "\n\t"), strings.Join(extra, "\n\t"))
-	var rels []string
-	for _, tb := range in.tables {
-		rels = append(rels, tb.name)
-	}
-	if m.whole {
-		rels = relations(t, src, "r", "S")
-	}
-	for _, rel := range rels {
-		require.Equal(t, contents(t, src, rel), contents(t, dst, rel), "the rows of %s", rel)
+	for rel, c := range want.contents {
+		require.Equal(t, c, contents(t, dst, rel), "the rows of %s", rel)
 	}
 
 	here, _ := state(t, dst)

@@ -196,12 +196,19 @@ var epoch = func() flake.Epoch {
 	return e
 }()
 
-// installedDB creates a fresh database with the install: the migrations,
-// with epoch, and the extension and the tables.
+// installedDB creates a fresh database with the install.
 func installedDB(t *testing.T, s *pgtest.Server, in install) *database {
 	t.Helper()
-	ctx := context.Background()
 	db := freshDB(t, s, "", "")
+	installIn(t, db, in)
+	return db
+}
+
+// installIn installs in into the empty database db: the migrations, with
+// epoch, the extension if in needs it, and the tables.
+func installIn(t *testing.T, db *database, in install) {
+	t.Helper()
+	ctx := context.Background()
 	_, err := migrations.Migrate(ctx, db.sdb, migrations.Epoch(epoch))
 	require.NoError(t, err)
 	if in.ext {
@@ -210,7 +217,6 @@ func installedDB(t *testing.T, s *pgtest.Server, in install) *database {
 	}
 	_, err = db.pool.Exec(ctx, in.ddl)
 	require.NoError(t, err)
-	return db
 }
 
 // sourceDB creates the database to move: the install, with sourceRows
