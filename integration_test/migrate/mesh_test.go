@@ -105,3 +105,51 @@ func TestMeshNodeFunctions(t *testing.T) {
 		require.Equal(t, 1, rows())
 	})
 }
+
+// TestMeshDownRemovesTheNodes: version 8's down removes what its up adds
+// for the mesh (the table, taken out of a publication with it, the state's
+// node identity, the functions), and the install schema has the objects
+// and columns it had at version 7; up again records this node.
+func TestMeshDownRemovesTheNodes(t *testing.T) {
+	t.Parallel()
+	for _, s := range pgtest.Servers(t) {
+		t.Run(s.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			db := itest.EmptyDB(t, s)
+			objects := func() string {
+				t.Helper()
+				var o string
+				require.NoError(t, db.QueryRowContext(ctx, `SELECT string_agg(x, E'\n' ORDER BY x) FROM (
+					SELECT c.relname || '.' || a.attname || ':' || a.atttypid::regtype::text AS x
+						FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+						WHERE c.relnamespace = current_schema()::regnamespace
+					UNION ALL SELECT p.oid::regprocedure::text FROM pg_proc p WHERE p.pronamespace = current_schema()::regnamespace) s`).Scan(&o))
+				return o
+			}
+			_, err := migrations.Migrate(ctx, db, migrations.To(7))
+			require.NoError(t, err)
+			seven := objects()
+			_, err = migrations.Migrate(ctx, db)
+			require.NoError(t, err)
+			require.NotEqual(t, seven, objects())
+			_, err = db.ExecContext(ctx, `CREATE PUBLICATION mesh FOR TABLE ulid_flake_nodes`)
+			require.NoError(t, err)
+			_, err = migrations.Migrate(ctx, db, migrations.To(7))
+			require.NoError(t, err)
+			require.Equal(t, seven, objects(), "version 8's down leaves another schema than version 7's")
+			var published int
+			require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM pg_publication_tables WHERE pubname = 'mesh'`).Scan(&published))
+			require.Zero(t, published)
+			var drawn bool
+			require.NoError(t, db.QueryRowContext(ctx, `SELECT ulid_flake_check_node()`).Scan(&drawn))
+			require.False(t, drawn, "version 7's check_node, on the database it was drawn on")
+
+			_, err = migrations.Migrate(ctx, db)
+			require.NoError(t, err)
+			var rows int
+			require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM ulid_flake_nodes n JOIN ulid_flake_state s ON s.node_id = n.node_id`).Scan(&rows))
+			require.Equal(t, 1, rows, "this node's row, again")
+		})
+	}
+}
