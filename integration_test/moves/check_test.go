@@ -152,7 +152,9 @@ func fillErr(ctx context.Context, db *database, in install, made string, n int) 
 }
 
 // catalog lists what a move must bring: the relations of schema public
-// (tables, views, sequences, indexes), its functions, its constraints
+// (tables, views, sequences, indexes), its sequences' parameters, its
+// functions with their volatility, strictness, parallel safety, security
+// and settings (the pinned search_path), its constraints
 // (NOT NULL aside: PostgreSQL 18 records them as constraints, earlier
 // versions do not), its column defaults and generated columns, and the
 // extensions.
@@ -160,7 +162,10 @@ func catalog(t *testing.T, db *database) []string {
 	t.Helper()
 	rows, err := db.pool.Query(context.Background(), `
 		SELECT format('relation %s %s', c.relname, c.relkind) FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace
-		UNION ALL SELECT format('function %s', p.oid::regprocedure) FROM pg_proc p WHERE p.pronamespace = 'public'::regnamespace
+		UNION ALL SELECT format('function %s %s %s %s %s %s', p.oid::regprocedure, p.provolatile, p.proisstrict, p.proparallel, p.prosecdef, p.proconfig)
+			FROM pg_proc p WHERE p.pronamespace = 'public'::regnamespace
+		UNION ALL SELECT format('sequence %s start %s increment %s min %s max %s cycle %s', s.seqrelid::regclass, s.seqstart, s.seqincrement, s.seqmin, s.seqmax, s.seqcycle)
+			FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid WHERE c.relnamespace = 'public'::regnamespace
 		UNION ALL SELECT format('constraint %s %s %s', c.conrelid::regclass, c.conname, pg_get_constraintdef(c.oid))
 			FROM pg_constraint c WHERE c.connamespace = 'public'::regnamespace AND c.contype <> 'n'
 		UNION ALL SELECT format('default %s.%s %s %s', c.relname, a.attname, a.attgenerated, pg_get_expr(d.adbin, d.adrelid))

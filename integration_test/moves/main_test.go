@@ -16,11 +16,14 @@
 // three runs, -j 2) into a fresh database on the same server and on a
 // server of a newer version (with the newer pg_dump); a schema-only dump
 // restored and the rows copied with COPY; logical replication into a
-// database with an install of its own.
+// database with an install of its own; pg_upgrade from the oldest server
+// version to the newest.
 //
 // Every server runs the extension's image (pgtest.MainExtension) with
 // wal_level=logical; the dumps and restores run in the servers' containers
-// (pgtest's Server.Command), so the tests need containers, not a URL.
+// (pgtest's Server.Command), and pg_upgrade in a container of its own
+// with both releases (pgtest.NewUpgrade), so the tests need containers,
+// not a URL.
 package moves_test
 
 import (
