@@ -60,8 +60,9 @@ func snapshotOf(t *testing.T, src *database, in install, whole bool) snapshot {
 //     check to read);
 //  2. the defaults make IDs at once (the extension's wait for Migrate
 //     when the move brought no state);
-//  3. migrations.Migrate, as dst's owner, succeeds, and afterwards the
-//     generator state names dst's system and database, and ulid_flake()
+//  3. migrations.Migrate, as dst's owner, succeeds, and afterwards every
+//     version is recorded, the epoch is the source's, the generator state
+//     names dst's system and database, and ulid_flake()
 //     (and the extension's function) use the offset it records;
 //  4. newRows more rows per table: no ID repeats, and every ID made after
 //     the move sorts after every ID made before it.
@@ -97,6 +98,11 @@ func checkMovedFrom(t *testing.T, want snapshot, dst *database, in install, m mo
 	steps, err := migrations.Migrate(ctx, dst.sdb, migrations.Epoch(epoch))
 	require.NoError(t, err, "Migrate, with the source's epoch, on the moved database")
 	t.Logf("Migrate: %d steps %v", len(steps), steps)
+	all, err := migrations.All()
+	require.NoError(t, err)
+	var recorded int
+	require.NoError(t, dst.pool.QueryRow(ctx, `SELECT count(*) FROM ulid_flake_migrations`).Scan(&recorded))
+	require.Equal(t, len(all), recorded, "the versions Migrate records after the move")
 	var ms int64
 	require.NoError(t, dst.pool.QueryRow(ctx, `SELECT ulid_flake_epoch_ms()`).Scan(&ms))
 	require.Equal(t, epoch.UnixMilli(), ms, "the epoch")
