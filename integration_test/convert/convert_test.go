@@ -62,6 +62,14 @@ var hostileSettings = []string{
 	`"TimeZone" = 'Pacific/Chatham'`, "extra_float_digits = -15",
 }
 
+// refusedSettings are the hostileSettings that a server which has only
+// standard strings (itest.StandardStringsOnly: PostgreSQL 19) refuses,
+// with the SQLSTATE it refuses them with.
+var refusedSettings = map[string]string{
+	"standard_conforming_strings = off": "0A000", // feature_not_supported
+	"escape_string_warning = off":       "42704", // the parameter is gone
+}
+
 // plantHijackers makes, as role, a function in public for every built-in
 // function and aggregate of pg_catalog whose argument and result types are
 // plain (the catalog's list, not a hand-made one), and an operator for
@@ -112,7 +120,8 @@ func plantHijackers(t *testing.T, db *sql.DB, role string) {
 // every built-in function and operator planted in public: each conversion
 // converts its table, the way back works, and nothing else in the catalog
 // changes (no role became superuser, no table was dropped, no function
-// changed).
+// changed). A server with only standard strings (PostgreSQL 19) must
+// refuse the settings of refusedSettings, and converts with the others.
 func TestConvertHostileNames(t *testing.T) {
 	t.Parallel()
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
@@ -140,8 +149,14 @@ func TestConvertHostileNames(t *testing.T) {
 				plantHijackers(t, sdb, mallory)
 				_, err := sdb.Exec(`ALTER DATABASE ` + db.Name + ` OWNER TO ` + mallory)
 				require.NoError(t, err)
+				wantSCS := "off"
 				for _, set := range hostileSettings {
 					_, err := sdb.Exec(`SET ROLE ` + mallory + `; ALTER DATABASE ` + db.Name + ` SET ` + set + `; RESET ROLE`)
+					if code := refusedSettings[set]; code != "" && itest.StandardStringsOnly(db.Server) {
+						itest.RequireSQLState(t, err, code, set)
+						wantSCS = "on"
+						continue
+					}
 					require.NoError(t, err, set)
 				}
 				// A new pool: its sessions start with the database's settings.
@@ -153,7 +168,7 @@ func TestConvertHostileNames(t *testing.T) {
 				var scs, path string
 				require.NoError(t, victim.QueryRow(`SHOW standard_conforming_strings`).Scan(&scs))
 				require.NoError(t, victim.QueryRow(`SHOW search_path`).Scan(&path))
-				require.Equal(t, "off", scs)
+				require.Equal(t, wantSCS, scs)
 				require.Equal(t, "public, pg_catalog", path)
 			}
 			convertHostileNames(t, sdb, victim, mallory, hostile)
