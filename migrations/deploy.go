@@ -188,6 +188,10 @@ func checkNode(ctx context.Context, tx execer, current int) error {
 		if meshRefusal(err) {
 			return fmt.Errorf("%w: %w", ErrMesh, err)
 		}
+		var state interface{ SQLState() string }
+		if errors.As(err, &state) && state.SQLState() == "42501" {
+			return fmt.Errorf("%w: %w", ErrForeignOwner, err)
+		}
 		return fmt.Errorf("migrations: checking the generator state: %w", err)
 	}
 	return nil
@@ -277,7 +281,7 @@ func trusted(ctx context.Context, tx execer, table string) error {
 		return fmt.Errorf("migrations: reading the owners of the install's objects: %w", err)
 	}
 	if foreign.Valid {
-		return fmt.Errorf("%w: %s; run Migrate as that role, or drop what that role should not have made", ErrForeignOwner, foreign.String)
+		return fmt.Errorf("%w: %s; drop what that role made, or give it to the install's owner (REASSIGN OWNED BY ... TO ...); only if that role is meant to own the install, run Migrate as it", ErrForeignOwner, foreign.String)
 	}
 	return schemaOwned(ctx, tx)
 }
@@ -301,7 +305,7 @@ func schemaOwned(ctx context.Context, tx execer) error {
 		return fmt.Errorf("migrations: reading the install schema's owner: %w", err)
 	}
 	if owner.Valid {
-		return fmt.Errorf("%w: the install schema is owned by %q, who could drop ulid_flake_state or the functions and make its own (another epoch, offset or SID); run Migrate as %[2]q, or install in a schema this role owns (Schema)", ErrForeignOwner, owner.String)
+		return fmt.Errorf("%w: the install schema (the first of search_path that exists, unless Schema names it; \"$user\" finds a schema named after this role) is owned by %q, who could drop ulid_flake_state or the functions and make its own (another epoch, offset or SID); install in a schema this role owns (Schema), or, if %[2]q is meant to own the install, run Migrate as it", ErrForeignOwner, owner.String)
 	}
 	return nil
 }

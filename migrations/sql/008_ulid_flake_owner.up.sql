@@ -12,10 +12,10 @@
 --   SQL function holding a constant that only ulid_flake_set_sid(sid), for
 --   the owner, replaces. The setting ulid_flake.sid is no longer read: any
 --   role may SET it, so a role that may not write the key could pick
---   another node's SID. This file takes the SID the installing session
---   has (ALTER DATABASE ... SET ulid_flake.sid, the role's, the
---   connection's), and refuses (55000) when the catalog gives other
---   sessions another.
+--   another node's SID. This file takes the SID version 7 gave the
+--   database's sessions (ALTER DATABASE ... SET ulid_flake.sid, else ALTER
+--   ROLE ALL, else the server's files), and refuses (55000) when a role's
+--   own setting or the installing session's start gives another.
 -- * ulid_flake_set_epoch refuses without force whenever rows may hold IDs:
 --   also when there is no state row (a schema-only restore before Migrate),
 --   and when a column's default draws from the generators or the sequence,
@@ -60,56 +60,179 @@ $owner$;
 ALTER DOMAIN ulid_flake_sid RENAME CONSTRAINT "no SID: give ulid_flake_scalable(sid) or SET ulid_flake.sid"
 	TO "no SID: give ulid_flake_scalable(sid) or ulid_flake_set_sid(n)";
 
+-- ulid_flake_start_sid(): the value of ulid_flake.sid this session
+-- started with (the server's files, ALTER DATABASE/ROLE ... SET, the
+-- connection's options), without its own SET; for this file only.
+CREATE FUNCTION ulid_flake_start_sid() RETURNS text
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $f$
+BEGIN
+	-- SET LOCAL is undone when the function returns (it has a SET clause).
+	SET LOCAL ulid_flake.sid TO DEFAULT;
+	RETURN coalesce(current_setting('ulid_flake.sid', true), '');
+END
+$f$;
+
+-- The SID version 7 gave this database's sessions: the database's
+-- setting, else all roles', else the server's files', else none. Refused
+-- (55000) when a role's own setting, or this session's start, says
+-- another (a file the installer may not read shows there too).
 DO $sid$
 DECLARE
 	schema  text := pg_catalog.current_schema();
-	setting text := pg_catalog.current_setting('ulid_flake.sid'::text, true);
+	db      oid := (SELECT d.oid FROM pg_catalog.pg_database AS d WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database());
+	file    text;
+	unread  boolean := false;
+	chosen  text;
 	sid     integer;
 	clash   text;
 BEGIN
-	IF setting IS NOT NULL AND setting OPERATOR(pg_catalog.<>) ''::text THEN
-		sid := setting::ulid_flake_sid_setting::integer::ulid_flake_sid;
+	BEGIN
+		SELECT f.setting INTO file FROM pg_catalog.pg_file_settings AS f
+			WHERE pg_catalog.lower(f.name) OPERATOR(pg_catalog.=) 'ulid_flake.sid' AND f.applied ORDER BY f.seqno DESC LIMIT 1;
+	EXCEPTION WHEN insufficient_privilege THEN
+		unread := true;
+	END;
+	WITH src AS (
+		SELECT CASE WHEN r.setrole OPERATOR(pg_catalog.<>) 0::oid THEN pg_catalog.format('ALTER ROLE %I', a.rolname)
+				OPERATOR(pg_catalog.||) CASE WHEN r.setdatabase OPERATOR(pg_catalog.=) 0::oid THEN '' ELSE ' IN DATABASE' END
+			WHEN r.setdatabase OPERATOR(pg_catalog.=) 0::oid THEN 'ALTER ROLE ALL' ELSE 'ALTER DATABASE' END AS who,
+			r.setrole OPERATOR(pg_catalog.<>) 0::oid AS per_role,
+			CASE WHEN r.setdatabase OPERATOR(pg_catalog.=) 0::oid THEN 2 ELSE 1 END AS rank,
+			pg_catalog.substr(c.kv, pg_catalog.strpos(c.kv, '=') OPERATOR(pg_catalog.+) 1) AS v
+		FROM pg_catalog.pg_db_role_setting AS r
+		CROSS JOIN LATERAL pg_catalog.unnest(r.setconfig) AS c(kv)
+		LEFT JOIN pg_catalog.pg_roles AS a ON a.oid OPERATOR(pg_catalog.=) r.setrole
+		WHERE r.setdatabase OPERATOR(pg_catalog.=) ANY (ARRAY[0::oid, db])
+			AND pg_catalog.lower(pg_catalog.split_part(c.kv, '=', 1)) OPERATOR(pg_catalog.=) 'ulid_flake.sid'
+		UNION ALL SELECT 'the server''s configuration files', false, 3, file
+		UNION ALL SELECT 'this session''s start (the connection''s options, the installing role''s setting)', true, 0, ulid_flake_start_sid()),
+	parsed AS (
+		SELECT src.*, CASE WHEN src.v OPERATOR(pg_catalog.=) '' THEN NULL
+			WHEN src.v OPERATOR(pg_catalog.~) E'^\\s*[+]?[0-9]{1,9}\\s*$' THEN pg_catalog.regexp_replace(src.v, E'[\\s+]', '', 'g')::integer
+			ELSE -1 END AS n
+		FROM src WHERE src.v IS NOT NULL),
+	pick AS (
+		SELECT COALESCE((SELECT p.v FROM parsed AS p WHERE NOT p.per_role ORDER BY p.rank LIMIT 1), '') AS v,
+			(SELECT p.n FROM parsed AS p WHERE NOT p.per_role ORDER BY p.rank LIMIT 1) AS n)
+	SELECT pick.v, (SELECT pg_catalog.string_agg(p.who OPERATOR(pg_catalog.||) ': ' OPERATOR(pg_catalog.||) p.v, '; ')
+			FROM parsed AS p WHERE p.per_role AND p.n IS DISTINCT FROM pick.n)
+		INTO chosen, clash FROM pick;
+	IF chosen OPERATOR(pg_catalog.<>) '' THEN
+		sid := chosen::ulid_flake_sid_setting::integer::ulid_flake_sid;
 	END IF;
-	-- Sessions of other roles, or of the database, that version 7 gave
-	-- another SID.
-	SELECT pg_catalog.string_agg(CASE WHEN r.setrole OPERATOR(pg_catalog.=) 0::oid THEN 'ALTER DATABASE/ROLE ALL' ELSE pg_catalog.format('ALTER ROLE %I', a.rolname) END
-			OPERATOR(pg_catalog.||) ': ' OPERATOR(pg_catalog.||) v.v, '; ') INTO clash
-	FROM pg_catalog.pg_db_role_setting AS r
-	CROSS JOIN LATERAL pg_catalog.unnest(r.setconfig) AS c(kv)
-	CROSS JOIN LATERAL (SELECT pg_catalog.substr(c.kv, pg_catalog.strpos(c.kv, '=') OPERATOR(pg_catalog.+) 1) AS v) AS v
-	LEFT JOIN pg_catalog.pg_roles AS a ON a.oid OPERATOR(pg_catalog.=) r.setrole
-	WHERE r.setdatabase OPERATOR(pg_catalog.=) ANY (ARRAY[0::oid, (SELECT d.oid FROM pg_catalog.pg_database AS d WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())])
-		AND pg_catalog.lower(pg_catalog.split_part(c.kv, '=', 1)) OPERATOR(pg_catalog.=) 'ulid_flake.sid'
-		AND (CASE WHEN v.v OPERATOR(pg_catalog.~) E'^\\s*[+]?[0-9]{1,9}\\s*$' THEN pg_catalog.regexp_replace(v.v, E'[\\s+]', '', 'g')::integer END)
-			IS DISTINCT FROM sid;
 	IF clash IS NOT NULL THEN
-		RAISE EXCEPTION 'ulid_flake: version 8 fixes the node''s SID at % (this session''s ulid_flake.sid), but the settings give other sessions another (%)', COALESCE(sid::text, 'none'), clash
-			USING ERRCODE = '55000', HINT = 'Make the settings agree (ALTER DATABASE ... SET ulid_flake.sid, or RESET the others), then install from a new connection.';
+		RAISE EXCEPTION 'ulid_flake: version 8 fixes the node''s SID at % (the database''s setting, else all roles'', else the server''s files), but other sessions had another (%)%', COALESCE(sid::text, 'none'), clash,
+			CASE WHEN unread THEN pg_catalog.format(', and role %s may not read the server''s configuration files (pg_file_settings)', CURRENT_USER) ELSE '' END
+			USING ERRCODE = '55000',
+				HINT = 'Make the settings agree (ALTER DATABASE ... SET ulid_flake.sid, and RESET the others), or have a superuser run it, then install from a new connection.';
 	END IF;
 	EXECUTE pg_catalog.format('CREATE FUNCTION %I.ulid_flake_node_sid() RETURNS integer
 		LANGUAGE sql STABLE PARALLEL SAFE RETURN %L::integer', schema, sid);
 END
 $sid$;
+DROP FUNCTION ulid_flake_start_sid();
 
 -- The functions that name the install schema hold it as a quoted literal:
 -- each body below says @schema@ where it goes. ulid_flake_create lives
 -- for the length of this file.
+--
+-- Each of them that reads or calls by name what the generators read
+-- starts with @guard@ (it declares schema, the install schema, and self,
+-- its own signature): it refuses (42501) to go on when the install
+-- schema, ulid_flake_state, ulid_flake_nodes, ulid_flake_seq, or a
+-- function it calls by name (ulid_flake_build, ulid_flake_node_sync,
+-- ulid_flake_epoch_ms, ulid_flake_node_sid) belongs to a role that is
+-- neither the owner of the function running nor a superuser, or when a
+-- role other than their owner may write the tables or set the sequence.
+-- A database owner who did not install (public belongs to
+-- pg_database_owner) could otherwise drop a table and make one whose
+-- trigger runs as the superuser who calls ulid_flake_check_node(); a role
+-- with UPDATE on ulid_flake_state could change the epoch the C extension
+-- reads.
 CREATE FUNCTION ulid_flake_create(schema text, signature text, body text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $f$
+DECLARE
+	guard constant text := $guard$
+	<<guard>>
+	DECLARE
+		mine      oid := (SELECT p.proowner FROM pg_proc AS p WHERE p.oid = to_regprocedure(format('%I.%s', schema, self)));
+		untrusted text;
+	BEGIN
+		SELECT string_agg(w.what, ', ' ORDER BY w.what) INTO untrusted FROM (
+			SELECT format('schema %I (owner %I)', n.nspname, r.rolname) AS what
+			FROM pg_namespace AS n
+			JOIN pg_database AS d ON d.datname = current_database()
+			JOIN pg_roles AS r ON r.oid = CASE WHEN n.nspowner = to_regrole('pg_database_owner') THEN d.datdba ELSE n.nspowner END
+			WHERE n.nspname = schema AND NOT r.rolsuper AND r.oid IS DISTINCT FROM mine
+			UNION ALL
+			SELECT format('%s (owner %I)', c.oid::regclass, r.rolname)
+			FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace JOIN pg_roles AS r ON r.oid = c.relowner
+			WHERE n.nspname = schema AND c.relname IN ('ulid_flake_state', 'ulid_flake_nodes', 'ulid_flake_seq')
+				AND NOT r.rolsuper AND r.oid IS DISTINCT FROM mine
+			UNION ALL
+			SELECT format('%s (owner %I)', p.oid::regprocedure, r.rolname)
+			FROM pg_proc AS p JOIN pg_namespace AS n ON n.oid = p.pronamespace JOIN pg_roles AS r ON r.oid = p.proowner
+			WHERE n.nspname = schema AND p.proname IN ('ulid_flake_build', 'ulid_flake_node_sync', 'ulid_flake_epoch_ms', 'ulid_flake_node_sid')
+				AND NOT r.rolsuper AND r.oid IS DISTINCT FROM mine
+			UNION ALL
+			SELECT format('%s on %s to %s', a.privilege_type, c.oid::regclass,
+					CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(g.rolname) END)
+			FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace
+			CROSS JOIN LATERAL aclexplode(c.relacl) AS a
+			LEFT JOIN pg_roles AS g ON g.oid = a.grantee
+			WHERE n.nspname = schema AND c.relname IN ('ulid_flake_state', 'ulid_flake_nodes', 'ulid_flake_seq')
+				AND a.grantee <> c.relowner AND NOT coalesce(g.rolsuper, false)
+				AND a.privilege_type IN ('INSERT', 'UPDATE', 'DELETE', 'TRUNCATE')) AS w;
+		IF untrusted IS NOT NULL THEN
+			RAISE EXCEPTION 'ulid_flake: what the generators read belongs to the install''s owner (%) alone, not here: %', coalesce(mine::regrole::text, 'unknown'), untrusted
+				USING ERRCODE = '42501',
+					HINT = 'Give the schema and these objects back to the install''s owner (ALTER ... OWNER TO, or REASSIGN OWNED), drop what another role made in their place, and REVOKE INSERT, UPDATE, DELETE, TRUNCATE on them from other roles; then run it again.';
+		END IF;
+	END guard;
+$guard$;
 BEGIN
 	EXECUTE pg_catalog.format('CREATE OR REPLACE FUNCTION %I.%s LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS %L',
-		schema, signature, pg_catalog.replace(body, '@schema@', pg_catalog.quote_literal(schema)));
+		schema, signature, pg_catalog.replace(pg_catalog.replace(body, '@guard@', guard), '@schema@', pg_catalog.quote_literal(schema)));
 END
 $f$;
+
+-- The tables the generators read are written by the install's owner alone:
+-- grants made by ALTER DEFAULT PRIVILEGES or GRANT ... ON ALL TABLES IN
+-- SCHEMA are taken back (the sequence keeps the USAGE that 001 grants to
+-- PUBLIC, which nextval() needs).
+DO $revoke$
+DECLARE
+	g record;
+BEGIN
+	FOR g IN SELECT DISTINCT c.oid::pg_catalog.regclass AS rel, c.relkind,
+			CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0::oid THEN 'PUBLIC' ELSE pg_catalog.quote_ident(r.rolname::pg_catalog.text) END AS who
+		FROM pg_catalog.pg_class AS c
+		CROSS JOIN LATERAL pg_catalog.aclexplode(c.relacl) AS a
+		LEFT JOIN pg_catalog.pg_roles AS r ON r.oid OPERATOR(pg_catalog.=) a.grantee
+		WHERE c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace(pg_catalog.quote_ident(pg_catalog.current_schema()))
+			AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY['ulid_flake_state', 'ulid_flake_seq']::name[])
+			AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
+			AND a.privilege_type OPERATOR(pg_catalog.=) ANY (ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE'])
+	LOOP
+		IF g.relkind OPERATOR(pg_catalog.=) 'S'::"char" THEN
+			EXECUTE pg_catalog.format('REVOKE UPDATE ON SEQUENCE %s FROM %s', g.rel, g.who);
+		ELSE
+			EXECUTE pg_catalog.format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON TABLE %s FROM %s', g.rel, g.who);
+		END IF;
+	END LOOP;
+END
+$revoke$;
 
 -- ulid_flake_build(offset), as in 007, with the SID from
 -- ulid_flake_node_sid() instead of the setting.
 SELECT ulid_flake_create(pg_catalog.current_schema(), 'ulid_flake_build(new_offset bigint) RETURNS void', $body$
 DECLARE
+	self   text := 'ulid_flake_build(bigint)';
 	schema text := @schema@;
 	x      text;
 	ms     text;
 BEGIN
+	@guard@
 	IF new_offset IS NULL OR new_offset < 0 OR new_offset >= 1048575 THEN
 		RAISE EXCEPTION 'ulid_flake: offset % not in 0..1048574', new_offset USING ERRCODE = '22003';
 	END IF;
@@ -140,10 +263,12 @@ $body$);
 -- the sequence, or is of the domain ulid_flake_id.
 SELECT ulid_flake_create(pg_catalog.current_schema(), 'ulid_flake_set_epoch(epoch_ms bigint, force boolean DEFAULT false) RETURNS void', $body$
 DECLARE
+	self   text := 'ulid_flake_set_epoch(bigint,boolean)';
 	schema text := @schema@;
 	cur    bigint;
 	used   text;
 BEGIN
+	@guard@
 	IF epoch_ms IS NULL THEN
 		RAISE EXCEPTION 'ulid_flake_set_epoch: the epoch is NULL, want Unix milliseconds' USING ERRCODE = '22004';
 	END IF;
@@ -261,6 +386,21 @@ CREATE TABLE ulid_flake_nodes (
 	written_at   timestamp with time zone NOT NULL
 );
 REVOKE ALL ON TABLE ulid_flake_nodes FROM PUBLIC;
+DO $revoke$
+DECLARE
+	who text;
+BEGIN
+	FOR who IN SELECT DISTINCT pg_catalog.quote_ident(r.rolname::pg_catalog.text)
+		FROM pg_catalog.pg_class AS c
+		CROSS JOIN LATERAL pg_catalog.aclexplode(c.relacl) AS a
+		JOIN pg_catalog.pg_roles AS r ON r.oid OPERATOR(pg_catalog.=) a.grantee
+		WHERE c.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(pg_catalog.format('%I.ulid_flake_nodes', pg_catalog.current_schema()))
+			AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
+	LOOP
+		EXECUTE pg_catalog.format('REVOKE ALL ON TABLE %I.ulid_flake_nodes FROM %s', pg_catalog.current_schema(), who);
+	END LOOP;
+END
+$revoke$;
 
 -- ulid_flake_node_sync(mode, sid): what the functions below share, under
 -- the state's row lock. mode is 'check' (ulid_flake_check_node), 'set'
@@ -282,6 +422,7 @@ REVOKE ALL ON TABLE ulid_flake_nodes FROM PUBLIC;
 -- offset.
 SELECT ulid_flake_create(pg_catalog.current_schema(), 'ulid_flake_node_sync(mode text, new_sid integer) RETURNS boolean', $body$
 DECLARE
+	self   text := 'ulid_flake_node_sync(text,integer)';
 	schema  text := @schema@;
 	me      uuid;
 	st_sys  bigint;
@@ -304,6 +445,7 @@ DECLARE
 	bad     text;
 	drawn   boolean := false;
 BEGIN
+	@guard@
 	IF mode IN ('set', 'new') AND (new_sid < 0 OR new_sid > 31) THEN
 		RAISE EXCEPTION '%: SID % is not in 0..31', fn, new_sid USING ERRCODE = '22023';
 	END IF;
@@ -372,19 +514,36 @@ BEGIN
 		END IF;
 	END IF;
 
+	-- A subscription that copies ulid_flake_state here (a publication FOR
+	-- ALL TABLES) gives this database another's offset and epoch.
+	SELECT string_agg(DISTINCT quote_ident(sub.subname), ', ') INTO bad
+	FROM pg_subscription_rel AS r JOIN pg_subscription AS sub ON sub.oid = r.srsubid
+	WHERE r.srrelid = to_regclass(format('%I.ulid_flake_state', schema));
+	IF bad IS NOT NULL THEN
+		RAISE EXCEPTION 'ulid_flake mesh: ulid_flake_state is replicated into this database by subscription %: it would hold another database''s offset and epoch', bad
+			USING ERRCODE = '55000',
+				HINT = 'Publish the application''s tables by name (not FOR ALL TABLES), then ALTER SUBSCRIPTION ... REFRESH PUBLICATION, and run this again.';
+	END IF;
+
 	IF sid IS NOT NULL OR others IS NOT NULL THEN
+		-- Columns whose default, or whose domain's default, is the
+		-- stand-alone generator: ulid_flake() or the C extension's
+		-- ulid_flake_next(). A wrapper function or a trigger is not seen.
 		SELECT string_agg(DISTINCT format('%s.%I', c.oid::regclass, a.attname), ', ') INTO bad
-		FROM pg_attrdef AS ad
-		JOIN pg_attribute AS a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum AND NOT a.attisdropped
-		JOIN pg_class AS c ON c.oid = ad.adrelid
-		WHERE EXISTS (SELECT FROM pg_depend AS d
-				WHERE d.classid = 'pg_attrdef'::regclass AND d.objid = ad.oid
-					AND d.refclassid = 'pg_proc'::regclass AND d.refobjid = to_regprocedure(format('%I.ulid_flake()', schema)))
+		FROM pg_attribute AS a
+		JOIN pg_class AS c ON c.oid = a.attrelid
+		LEFT JOIN pg_attrdef AS ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
+		WHERE a.attnum > 0 AND NOT a.attisdropped
+			AND EXISTS (SELECT FROM pg_depend AS d
+				WHERE ((d.classid = 'pg_attrdef'::regclass AND d.objid = ad.oid)
+						OR (d.classid = 'pg_type'::regclass AND d.objid = a.atttypid))
+					AND d.refclassid = 'pg_proc'::regclass
+					AND d.refobjid IN (to_regprocedure(format('%I.ulid_flake()', schema)), to_regprocedure(format('%I.ulid_flake_next(bigint)', schema))))
 			AND (EXISTS (SELECT FROM pg_publication_tables AS p JOIN pg_namespace AS n ON n.nspname = p.schemaname
 					WHERE n.oid = c.relnamespace AND p.tablename = c.relname)
 				OR EXISTS (SELECT FROM pg_subscription_rel AS r WHERE r.srrelid = c.oid));
 		IF bad IS NOT NULL THEN
-			RAISE EXCEPTION 'ulid_flake mesh: % take their default from ulid_flake(), which ignores the node''s SID (%), and are replicated to or from other nodes: two nodes make the same IDs there',
+			RAISE EXCEPTION 'ulid_flake mesh: % take their default from ulid_flake() (or the extension''s ulid_flake_next()), which ignores the node''s SID (%), and are replicated to or from other nodes: two nodes make the same IDs there',
 				bad, CASE WHEN sid IS NULL THEN 'none, and other nodes write here' ELSE sid::text END
 				USING ERRCODE = '55000',
 					HINT = format('On every node: ALTER TABLE ... ALTER COLUMN ... SET DEFAULT %I.ulid_flake_scalable(), and give each node a SID of its own.', schema);
@@ -408,8 +567,11 @@ $body$);
 -- node's row. Migrate runs it at every start.
 SELECT ulid_flake_create(pg_catalog.current_schema(), 'ulid_flake_check_node() RETURNS boolean', $body$
 DECLARE
+	self   text := 'ulid_flake_check_node()';
+	schema text := @schema@;
 	drawn boolean;
 BEGIN
+	@guard@
 	EXECUTE format('SELECT %I.ulid_flake_node_sync($1, NULL)', @schema@) INTO drawn USING 'check';
 	RETURN drawn;
 END
@@ -420,8 +582,12 @@ $body$);
 -- and writes this node's row. Refused (55000) when another node's row
 -- holds the SID. For the install's owner only.
 SELECT ulid_flake_create(pg_catalog.current_schema(), 'ulid_flake_set_sid(sid integer) RETURNS void', $body$
+DECLARE
+	schema text := @schema@;
+	self   text := 'ulid_flake_set_sid(integer)';
 BEGIN
-	EXECUTE format('SELECT %I.ulid_flake_node_sync($1, $2)', @schema@) USING 'set', sid;
+	@guard@
+	EXECUTE format('SELECT %I.ulid_flake_node_sync($1, $2)', schema) USING 'set', sid;
 END
 $body$);
 
@@ -429,8 +595,12 @@ $body$);
 -- writer): a new node identity, a new offset, and the SID sid, which no
 -- other node's row may hold. The row of the node it was copied from stays.
 SELECT ulid_flake_create(pg_catalog.current_schema(), 'ulid_flake_new_node(sid integer) RETURNS void', $body$
+DECLARE
+	schema text := @schema@;
+	self   text := 'ulid_flake_new_node(integer)';
 BEGIN
-	EXECUTE format('SELECT %I.ulid_flake_node_sync($1, $2)', @schema@) USING 'new', sid;
+	@guard@
+	EXECUTE format('SELECT %I.ulid_flake_node_sync($1, $2)', schema) USING 'new', sid;
 END
 $body$);
 
@@ -439,8 +609,12 @@ $body$);
 -- identity, SID and offset (a new offset on another system or database),
 -- and records the instance.
 SELECT ulid_flake_create(pg_catalog.current_schema(), 'ulid_flake_adopt_node() RETURNS void', $body$
+DECLARE
+	schema text := @schema@;
+	self   text := 'ulid_flake_adopt_node()';
 BEGIN
-	EXECUTE format('SELECT %I.ulid_flake_node_sync($1, NULL)', @schema@) USING 'adopt';
+	@guard@
+	EXECUTE format('SELECT %I.ulid_flake_node_sync($1, NULL)', schema) USING 'adopt';
 END
 $body$);
 
@@ -450,10 +624,12 @@ $body$);
 -- start. Not this node's own row (22023).
 SELECT ulid_flake_create(pg_catalog.current_schema(), 'ulid_flake_retire_node(node uuid) RETURNS void', $body$
 DECLARE
+	self   text := 'ulid_flake_retire_node(uuid)';
 	schema text := @schema@;
 	me     uuid;
 	n      bigint;
 BEGIN
+	@guard@
 	EXECUTE format('SELECT s.node_id FROM %I.ulid_flake_state AS s FOR UPDATE', schema) INTO me;
 	IF node = me THEN
 		RAISE EXCEPTION 'ulid_flake_retire_node: node % is this one', node USING ERRCODE = '22023',
