@@ -291,3 +291,144 @@ func TestEpochChecksNeedTheConfigFile(t *testing.T) {
 		require.Equal(t, "42501", pgCode(err), "%v", err)
 	})
 }
+
+// TestOwnerFunctionsRefuseAForeignState: a database handed to another role
+// after a superuser installed in public gives that role the schema (public
+// belongs to pg_database_owner). It may drop ulid_flake_nodes and make one
+// whose trigger would run as the superuser who calls
+// ulid_flake_check_node() at start-up, as the docs tell golang-migrate
+// users to: the function refuses (42501) before touching it, and Migrate
+// returns ErrForeignOwner; nothing runs as the superuser.
+func TestOwnerFunctionsRefuseAForeignState(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		sdb, name := itest.EmptyDBNamed(t, db.Server)
+		owner := "hand_" + name
+		loginRole(t, db.Server, owner, name)
+		_, err := migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
+		_, err = sdb.ExecContext(ctx, `ALTER DATABASE `+name+` OWNER TO `+owner)
+		require.NoError(t, err)
+		odb := openAs(t, db.Server, name, owner)
+		_, err = odb.ExecContext(ctx, `DROP TABLE public.ulid_flake_nodes;
+			CREATE TABLE public.ulid_flake_nodes (node_id uuid PRIMARY KEY, sid int, system_id bigint, database_oid oid, timeline int, written_at timestamptz);
+			CREATE FUNCTION public.pwn() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN IF current_user = 'postgres' THEN EXECUTE 'ALTER ROLE `+owner+` SUPERUSER'; END IF; RETURN NEW; END $$;
+			CREATE TRIGGER pwn BEFORE INSERT OR DELETE ON public.ulid_flake_nodes FOR EACH ROW EXECUTE FUNCTION public.pwn()`)
+		require.NoError(t, err)
+		for _, q := range []string{`SELECT public.ulid_flake_check_node()`, `SELECT public.ulid_flake_set_sid(1)`, `SELECT public.ulid_flake_set_epoch(1704067200000::bigint)`} {
+			_, err = sdb.ExecContext(ctx, q)
+			require.Equal(t, "42501", pgCode(err), "%s: %v", q, err)
+			require.ErrorContains(t, err, "ulid_flake_nodes (owner "+owner+")", q)
+		}
+		_, err = migrations.Migrate(ctx, sdb)
+		require.ErrorIs(t, err, migrations.ErrForeignOwner)
+		var super bool
+		require.NoError(t, sdb.QueryRowContext(ctx, `SELECT rolsuper FROM pg_roles WHERE rolname = $1`, owner).Scan(&super))
+		require.False(t, super, "the planted trigger ran as the superuser")
+	})
+}
+
+// TestOnlyTheOwnerWritesTheState: default privileges that grant every
+// table and sequence of public to an application role are taken back from
+// what the generators read at install; a grant made later is refused by
+// the owner's functions and Migrate (42501, ErrForeignOwner) until it is
+// revoked, so that no other role can change the offset or epoch that the
+// C extension reads, or the mesh's rows.
+func TestOnlyTheOwnerWritesTheState(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		sdb, name := itest.EmptyDBNamed(t, db.Server)
+		rw := "rw_" + name
+		loginRole(t, db.Server, rw, name)
+		_, err := sdb.ExecContext(ctx, `GRANT USAGE ON SCHEMA public TO `+rw+`;
+			ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLES TO `+rw+`;
+			ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT ALL ON SEQUENCES TO `+rw)
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
+		rdb := openAs(t, db.Server, name, rw)
+		for _, q := range []string{
+			`UPDATE ulid_flake_state SET "offset" = 0`,
+			`DELETE FROM ulid_flake_nodes`,
+			`SELECT setval('ulid_flake_seq', 1)`,
+		} {
+			_, err = rdb.ExecContext(ctx, q)
+			require.Equal(t, "42501", pgCode(err), "%s: %v", q, err)
+		}
+		var n int64
+		require.NoError(t, rdb.QueryRowContext(ctx, `SELECT ulid_flake()`).Scan(&n), "the generators still work for it")
+
+		_, err = sdb.ExecContext(ctx, `GRANT UPDATE ON ulid_flake_state TO `+rw)
+		require.NoError(t, err)
+		_, err = sdb.ExecContext(ctx, `SELECT ulid_flake_check_node()`)
+		require.Equal(t, "42501", pgCode(err), "%v", err)
+		require.ErrorContains(t, err, "UPDATE on public.ulid_flake_state to "+rw)
+		_, err = migrations.Migrate(ctx, sdb)
+		require.ErrorIs(t, err, migrations.ErrForeignOwner)
+		_, err = sdb.ExecContext(ctx, `REVOKE UPDATE ON ulid_flake_state FROM `+rw)
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
+	})
+}
+
+// TestSIDUpgradeReadsEverySource: version 8 fixes the SID version 7 gave
+// the database's sessions; a migrator whose connection says another (its
+// options, copied from another node) is refused with ErrSID instead of
+// fixing that one.
+func TestSIDUpgradeReadsEverySource(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		sdb, name := itest.EmptyDBNamed(t, db.Server)
+		_, err := migrations.Migrate(ctx, sdb, migrations.To(7))
+		require.NoError(t, err)
+		_, err = sdb.ExecContext(ctx, `ALTER DATABASE `+name+` SET ulid_flake.sid = 1`)
+		require.NoError(t, err)
+		cfg, err := pgx.ParseConfig(db.Server.URL)
+		require.NoError(t, err)
+		cfg.Database = name
+		cfg.RuntimeParams["ulid_flake.sid"] = "3"
+		odb := stdlib.OpenDB(*cfg)
+		defer odb.Close()
+		_, err = migrations.Migrate(ctx, odb)
+		require.ErrorIs(t, err, migrations.ErrSID)
+		require.ErrorContains(t, err, "this session's start")
+		require.ErrorContains(t, err, ": 3")
+
+		ndb := openAs(t, db.Server, name, "")
+		_, err = migrations.Migrate(ctx, ndb)
+		require.NoError(t, err)
+		var sid int
+		require.NoError(t, ndb.QueryRowContext(ctx, `SELECT ulid_flake_node_sid()`).Scan(&sid))
+		require.Equal(t, 1, sid)
+	})
+}
+
+// TestMeshSeesDomainDefaults: a published table whose key takes the
+// stand-alone generator through its domain's default is refused like a
+// column default, while the node has a SID.
+func TestMeshSeesDomainDefaults(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		sdb := itest.EmptyDB(t, db.Server)
+		_, err := migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
+		_, err = sdb.ExecContext(ctx, `SELECT ulid_flake_set_sid(1);
+			CREATE DOMAIN key_id AS bigint DEFAULT ulid_flake();
+			CREATE TABLE t (id key_id PRIMARY KEY, v int);
+			CREATE PUBLICATION p FOR TABLE t`)
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, sdb)
+		require.ErrorIs(t, err, migrations.ErrMesh)
+		require.ErrorContains(t, err, "t.id take their default from ulid_flake()")
+	})
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ulidflake/ulidflake/internal/pgtest"
+	"github.com/ulidflake/ulidflake/migrations"
 )
 
 // streamedRows are rows the source adds once the subscription has copied
@@ -111,5 +112,60 @@ func waitRows(ctx context.Context, t *testing.T, src, dst *database, in install)
 		require.Zero(t, errs, "the subscription failed (%s)", behind)
 		require.NoError(t, ctx.Err(), "the subscription did not catch up (%s)", behind)
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestSubscribedStateRefused: a publication FOR ALL TABLES sends
+// ulid_flake_state too, and a subscriber with an install of its own would
+// take the publisher's offset and epoch with it. Migrate on the
+// subscriber refuses (ErrMesh) while the state is subscribed, and
+// passes once the publication names the tables.
+func TestSubscribedStateRefused(t *testing.T) {
+	t.Parallel()
+	servers := pgtest.Servers(t)
+	requireContainers(t, servers)
+	for _, s := range servers {
+		t.Run(s.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			in := installs[0]
+			src := sourceDB(t, s, in)
+			var level string
+			require.NoError(t, src.pool.QueryRow(ctx, `SHOW wal_level`).Scan(&level))
+			if level != "logical" {
+				t.Skipf("%s runs with wal_level=%s, not logical", s.Name, level)
+			}
+			dst := installedDB(t, s, in)
+			_, err := src.pool.Exec(ctx, `CREATE PUBLICATION everything FOR ALL TABLES`)
+			require.NoError(t, err)
+			slot := dst.name + "_all"
+			_, err = src.pool.Exec(ctx, `SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, slot)
+			require.NoError(t, err)
+			t.Cleanup(func() {
+				for _, stmt := range []string{`ALTER SUBSCRIPTION everything DISABLE`, `ALTER SUBSCRIPTION everything SET (slot_name = NONE)`, `DROP SUBSCRIPTION everything`} {
+					_, _ = dst.pool.Exec(context.Background(), stmt)
+				}
+				for i := 0; i < 100; i++ {
+					if _, err := src.pool.Exec(context.Background(), `SELECT pg_drop_replication_slot($1)`, slot); err == nil {
+						return
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			})
+			_, err = dst.pool.Exec(ctx, fmt.Sprintf(`CREATE SUBSCRIPTION everything CONNECTION '%s' PUBLICATION everything WITH (create_slot = false, slot_name = '%s', copy_data = false)`,
+				strings.ReplaceAll(src.connInfo(t), "'", "''"), slot))
+			require.NoError(t, err)
+
+			_, err = migrations.Migrate(ctx, dst.sdb, migrations.Epoch(epoch))
+			require.ErrorIs(t, err, migrations.ErrMesh)
+			require.ErrorContains(t, err, "ulid_flake_state is replicated into this database by subscription everything")
+
+			_, err = src.pool.Exec(ctx, `DROP PUBLICATION everything; CREATE PUBLICATION everything FOR TABLE `+tableNames(in))
+			require.NoError(t, err)
+			_, err = dst.pool.Exec(ctx, `ALTER SUBSCRIPTION everything REFRESH PUBLICATION WITH (copy_data = false)`)
+			require.NoError(t, err)
+			_, err = migrations.Migrate(ctx, dst.sdb, migrations.Epoch(epoch))
+			require.NoError(t, err)
+		})
 	}
 }
