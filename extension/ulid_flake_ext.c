@@ -46,6 +46,27 @@
  * may, and created the table). Any other owner, a table put there by a
  * role that took over the schema, or one left behind by a former owner of
  * the schema, is refused with 55000 (docs/extension.md).
+ *
+ * Nor is it read while a role other than its owner and superusers may
+ * write it: the table's ACL (pg_class.relacl, from the syscache) grants
+ * INSERT, UPDATE, DELETE, TRUNCATE or TRIGGER (a trigger runs as whoever
+ * writes the row) to another role or to PUBLIC, as ALTER DEFAULT PRIVILEGES
+ * ... ON TABLES before the install or GRANT ... ON ALL TABLES after it do;
+ * or a column the module reads (offset, epoch_ms, system_id, database_oid)
+ * grants INSERT or UPDATE. 55000, naming the roles, with a REVOKE as the
+ * hint. Members of the owner's role, and of pg_write_all_data, write it
+ * without a grant: they are trusted as the owner is.
+ *
+ * Nor is a state recorded on another system or database read: from
+ * version 4 on, the row records the system identifier and the database OID
+ * it was drawn on, and its offset is that database's. A restore (pg_dump),
+ * CREATE DATABASE ... TEMPLATE and pg_upgrade leave such a row until
+ * ulid_flake_check_node() (Migrate) draws this database's own; logical
+ * replication of the table (a publication FOR ALL TABLES) overwrites this
+ * database's row with the publisher's. Either way IDs made here would have
+ * the low bits of the other database's for the same sequence values: 55000
+ * until the state is this database's. A promoted physical replica keeps
+ * both, so it reads its state as before.
  */
 #include "postgres.h"
 
@@ -55,11 +76,15 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_attribute.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "nodes/pg_list.h"
 #include "storage/proc.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -267,6 +292,103 @@ check_owner(Relation rel, Oid nsp)
 	}
 }
 
+/* The privileges on the table that let a role change what is read. */
+#define TABLE_WRITES	(ACL_INSERT | ACL_UPDATE | ACL_DELETE | ACL_TRUNCATE | ACL_TRIGGER)
+/* ... and on a column the module reads. */
+#define COLUMN_WRITES	(ACL_INSERT | ACL_UPDATE)
+
+/*
+ * writers adds to who each grantee of the ACL acl (pg_class.relacl or
+ * pg_attribute.attacl, as the syscache holds it) that holds one of privs
+ * and is neither owner nor a superuser; PUBLIC is ACL_ID_PUBLIC.
+ */
+static List *
+writers(Datum acl_datum, Oid owner, AclMode privs, List *who)
+{
+	Acl		   *acl = DatumGetAclP(acl_datum);
+	AclItem    *item = ACL_DAT(acl);
+
+	for (int i = 0; i < ACL_NUM(acl); i++)
+	{
+		Oid			grantee = item[i].ai_grantee;
+
+		if ((ACLITEM_GET_PRIVS(item[i]) & privs) == 0 || grantee == owner)
+			continue;
+		if (grantee != ACL_ID_PUBLIC && superuser_arg(grantee))
+			continue;
+		who = list_append_unique_oid(who, grantee);
+	}
+	if ((Pointer) acl != DatumGetPointer(acl_datum))
+		pfree(acl);
+	return who;
+}
+
+/*
+ * check_writers refuses the state table rel of schema nsp when a role
+ * other than its owner and superusers may write it: INSERT, UPDATE,
+ * DELETE, TRUNCATE or TRIGGER on the table, or INSERT or UPDATE on one of
+ * the ncols columns cols (those the module reads; InvalidAttrNumber is
+ * skipped). Both ACLs come from the syscache: with no grant (relacl and
+ * attacl NULL, the install's case) this costs a lookup per column and one
+ * for the table.
+ */
+static void
+check_writers(Relation rel, Oid nsp, const AttrNumber *cols, int ncols)
+{
+	Oid			relid = RelationGetRelid(rel);
+	Oid			owner = rel->rd_rel->relowner;
+	List	   *who = NIL;
+	HeapTuple	tup;
+	Datum		d;
+	bool		isnull;
+
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	d = SysCacheGetAttr(RELOID, tup, Anum_pg_class_relacl, &isnull);
+	if (!isnull)
+		who = writers(d, owner, TABLE_WRITES, who);
+	ReleaseSysCache(tup);
+	for (int i = 0; i < ncols; i++)
+	{
+		if (cols[i] == InvalidAttrNumber)
+			continue;
+		tup = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid), Int16GetDatum(cols[i]));
+		if (!HeapTupleIsValid(tup))
+			elog(ERROR, "cache lookup failed for attribute %d of relation %u", cols[i], relid);
+		d = SysCacheGetAttr(ATTNUM, tup, Anum_pg_attribute_attacl, &isnull);
+		if (!isnull)
+			who = writers(d, owner, COLUMN_WRITES, who);
+		ReleaseSysCache(tup);
+	}
+	if (who == NIL)
+		return;
+
+	table_close(rel, AccessShareLock);
+	{
+		const char *table = psprintf("%s.ulid_flake_state", quote_identifier(get_namespace_name(nsp)));
+		StringInfoData names;
+		ListCell   *lc;
+
+		initStringInfo(&names);
+		foreach(lc, who)
+		{
+			Oid			grantee = lfirst_oid(lc);
+
+			if (names.len > 0)
+				appendStringInfoString(&names, ", ");
+			appendStringInfoString(&names, grantee == ACL_ID_PUBLIC ? "PUBLIC" : quote_identifier(GetUserNameFromId(grantee, false)));
+		}
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("ulid_flake_next: %s may be written by %s, not only by its owner %s",
+						table, names.data, quote_identifier(GetUserNameFromId(owner, false))),
+				 errdetail("A role that may write the state can set another offset or epoch: IDs that collide with another node's, or carry another time. The state is read only from a table that no role but its owner and superusers may write (INSERT, UPDATE, DELETE, TRUNCATE or TRIGGER on it, INSERT or UPDATE on its columns)."),
+				 errhint("REVOKE INSERT, UPDATE, DELETE, TRUNCATE, TRIGGER ON %s FROM %s; then check that the state is the install's (SELECT * FROM %s).",
+						 table, names.data, table)));
+	}
+}
+
 /*
  * read_state reads ulid_flake_state in the schema of the function being
  * called: the offset, and the epoch when the table has a column epoch_ms
@@ -282,6 +404,8 @@ read_state(Oid fn_oid)
 	Oid			relid = get_relname_relid("ulid_flake_state", nsp);
 	AttrNumber	att = InvalidAttrNumber;
 	AttrNumber	eatt = InvalidAttrNumber;
+	AttrNumber	satt = InvalidAttrNumber;
+	AttrNumber	datt = InvalidAttrNumber;
 	Relation	rel;
 	TupleDesc	desc;
 	SysScanDesc scan;
@@ -290,6 +414,10 @@ read_state(Oid fn_oid)
 	bool		enull = true;
 	int64		v = -1;
 	int64		e = 0;
+	bool		snull = true;
+	bool		dnull = true;
+	int64		sys = 0;
+	Oid			dbid = InvalidOid;
 
 	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_RELATION)
 		ereport(ERROR,
@@ -316,6 +444,10 @@ read_state(Oid fn_oid)
 			att = a->attnum;
 		else if (strcmp(NameStr(a->attname), "epoch_ms") == 0)
 			eatt = a->attnum;
+		else if (strcmp(NameStr(a->attname), "system_id") == 0 && a->atttypid == INT8OID)
+			satt = a->attnum;
+		else if (strcmp(NameStr(a->attname), "database_oid") == 0 && a->atttypid == OIDOID)
+			datt = a->attnum;
 	}
 	if (att == InvalidAttrNumber || (eatt != InvalidAttrNumber && TupleDescAttr(desc, eatt - 1)->atttypid != INT8OID))
 	{
@@ -325,6 +457,11 @@ read_state(Oid fn_oid)
 				 errmsg("ulid_flake_next: ulid_flake_state in schema \"%s\" has no column offset bigint, or an epoch_ms that is not a bigint",
 						get_namespace_name(nsp)),
 				 errhint("Install ulidflake's migrations (version 4 or later) in the schema of the extension.")));
+	}
+	{
+		AttrNumber	cols[4] = {att, eatt, satt, datt};
+
+		check_writers(rel, nsp, cols, lengthof(cols));
 	}
 
 	/* The catalog snapshot: the latest committed row, also in parallel workers. */
@@ -342,6 +479,16 @@ read_state(Oid fn_oid)
 			if (!enull)
 				e = DatumGetInt64(d);
 		}
+		/* Where it was recorded (version 4 on: both columns). */
+		if (satt != InvalidAttrNumber && datt != InvalidAttrNumber)
+		{
+			d = heap_getattr(tup, satt, desc, &snull);
+			if (!snull)
+				sys = DatumGetInt64(d);
+			d = heap_getattr(tup, datt, desc, &dnull);
+			if (!dnull)
+				dbid = DatumGetObjectId(d);
+		}
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
@@ -352,6 +499,24 @@ read_state(Oid fn_oid)
 				 errmsg("ulid_flake_next: ulid_flake_state in schema \"%s\" holds no offset in 0..1048574, or no epoch",
 						get_namespace_name(nsp)),
 				 errhint("Run migrations.Migrate, or SELECT ulid_flake_check_node() as its owner.")));
+	/*
+	 * pg_control_system() shows the system identifier, an unsigned 64-bit
+	 * number, as a bigint: the migrations record it so.
+	 */
+	if (satt != InvalidAttrNumber && datt != InvalidAttrNumber &&
+		(snull || dnull || sys != (int64) GetSystemIdentifier() || dbid != MyDatabaseId))
+	{
+		const char *schema = quote_identifier(get_namespace_name(nsp));
+
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("ulid_flake_next: %s.ulid_flake_state was recorded on another database (system %s, database %s), not on this one (system " INT64_FORMAT ", database %u)",
+						schema, snull ? "unknown" : psprintf(INT64_FORMAT, sys), dnull ? "unknown" : psprintf("%u", dbid),
+						(int64) GetSystemIdentifier(), MyDatabaseId),
+				 errdetail("Its offset is that database's: IDs made here with the same sequence values would have the same low bits as its. A restore (pg_dump), CREATE DATABASE ... TEMPLATE or pg_upgrade leaves such a state until ulid_flake_check_node() runs; logical replication of ulid_flake_state (a publication FOR ALL TABLES) writes the publisher's over this database's."),
+				 errhint("Run migrations.Migrate, or SELECT %s.ulid_flake_check_node() as the install's owner: it draws this database's own offset. If the table is replicated into this database, stop publishing ulid_flake_state: publish tables by name (CREATE PUBLICATION ... FOR TABLE ...).",
+						 schema)));
+	}
 	offset = v;
 	state_has_epoch = eatt != InvalidAttrNumber;
 	state_epoch = e;
@@ -367,7 +532,8 @@ read_state(Oid fn_oid)
  * call ("could not find function") instead of behaving as the old module:
  * ulid_flake_next_1_1 (1.1: the epoch from ulid_flake_state) and
  * ulid_flake_next_1_2 (1.2: the state read once per statement, and only
- * from a table of a trusted owner). ulid_flake_next and
+ * from a table of a trusted owner that no other role may write, recorded
+ * on this database). ulid_flake_next and
  * ulid_flake_next_1_1 stay for catalogs of versions 1.0 and 1.1, which
  * this module serves as 1.2.
  */
