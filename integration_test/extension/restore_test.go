@@ -28,11 +28,12 @@ func dbURL(t *testing.T, u, name string) string {
 // through psql -v ON_ERROR_STOP=1 and in custom format through
 // pg_restore --exit-on-error. pg_dump writes CREATE EXTENSION before the
 // migrations' ulid_flake_state, so the install script may not need it.
-// Every row comes back; Migrate then draws the restored database's own
-// offset (the state names the source database); the default works, and
+// Every row comes back; the state names the source database, so the
+// first insert with the extension's default fails (55000) until Migrate
+// draws the restored database's own offset; the default then works, and
 // its new IDs sort after the restored ones.
 func TestExtensionRestore(t *testing.T) {
-	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+	run(t, func(t *testing.T, db *pgtest.DB) {
 		if !db.Server.InContainer() {
 			t.Skip("pg_dump and pg_restore run in the server's container; the server is not one")
 		}
@@ -86,6 +87,12 @@ func TestExtensionRestore(t *testing.T) {
 				var version string
 				require.NoError(t, rc.QueryRow(ctx, `SELECT extversion FROM pg_extension WHERE extname = 'ulid_flake_ext'`).Scan(&version))
 				require.Equal(t, "1.2", version)
+
+				// The state names the source database: the extension's
+				// default refuses until Migrate draws this one's offset.
+				_, err = rc.Exec(ctx, `INSERT INTO orders (k) VALUES (0)`)
+				require.Equal(t, "55000", sqlState(err), "an insert before Migrate: %v", err)
+				require.ErrorContains(t, err, "ulid_flake_state was recorded on another database")
 
 				// Migrate, as an application does at start-up: the state
 				// names the source database, so it draws a new offset.
