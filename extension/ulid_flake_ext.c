@@ -54,8 +54,10 @@
  * ... ON TABLES before the install or GRANT ... ON ALL TABLES after it do;
  * or a column the module reads (offset, epoch_ms, system_id, database_oid)
  * grants INSERT or UPDATE. 55000, naming the roles, with a REVOKE as the
- * hint. Members of the owner's role, and of pg_write_all_data, write it
- * without a grant: they are trusted as the owner is.
+ * hint. Nor while the table has a trigger (the install makes none; one
+ * made while TRIGGER was granted outlives the REVOKE). Members of the
+ * owner's role, and of pg_write_all_data, write it without a grant: they
+ * are trusted as the owner is.
  *
  * Nor is a state recorded on another system or database read: from
  * version 4 on, the row records the system identifier and the database OID
@@ -92,6 +94,7 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/reltrigger.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
@@ -324,6 +327,49 @@ writers(Datum acl_datum, Oid owner, AclMode privs, List *who)
 }
 
 /*
+ * check_triggers refuses the state table rel of schema nsp when it has a
+ * trigger of its own (not one PostgreSQL makes for a foreign key): the
+ * install makes none, and a trigger runs as whoever writes the row (the
+ * install's owner, a superuser), so it can change what is written, and
+ * one made while a role held TRIGGER stays once that is revoked. Free when
+ * there is none: the relcache holds the triggers.
+ */
+static void
+check_triggers(Relation rel, Oid nsp)
+{
+	TriggerDesc *td = rel->trigdesc;
+	StringInfoData names;
+
+	if (td == NULL)
+		return;
+	initStringInfo(&names);
+	for (int i = 0; i < td->numtriggers; i++)
+	{
+		if (td->triggers[i].tgisinternal)
+			continue;
+		if (names.len > 0)
+			appendStringInfoString(&names, ", ");
+		appendStringInfoString(&names, quote_identifier(td->triggers[i].tgname));
+	}
+	if (names.len == 0)
+	{
+		pfree(names.data);
+		return;
+	}
+	table_close(rel, AccessShareLock);
+	{
+		const char *table = psprintf("%s.ulid_flake_state", quote_identifier(get_namespace_name(nsp)));
+
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("ulid_flake_next: %s has triggers (%s)", table, names.data),
+				 errdetail("A trigger runs as whoever writes the state (the install's owner) and can change what is written: the state is read only from a table without triggers, as the install makes it."),
+				 errhint("Drop them (DROP TRIGGER ... ON %s); then check that the state is the install's (SELECT * FROM %s).",
+						 table, table)));
+	}
+}
+
+/*
  * check_writers refuses the state table rel of schema nsp when a role
  * other than its owner and superusers may write it: INSERT, UPDATE,
  * DELETE, TRUNCATE or TRIGGER on the table, or INSERT or UPDATE on one of
@@ -463,6 +509,7 @@ read_state(Oid fn_oid)
 
 		check_writers(rel, nsp, cols, lengthof(cols));
 	}
+	check_triggers(rel, nsp);
 
 	/* The catalog snapshot: the latest committed row, also in parallel workers. */
 	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
