@@ -20,15 +20,17 @@ import (
 // that a role other than its owner and superusers may write (INSERT,
 // UPDATE, DELETE, TRUNCATE or TRIGGER on the table, INSERT or UPDATE on a
 // column it reads; PUBLIC counts), naming the table and those roles, with
-// a REVOKE as the hint; in a session that made IDs before as in a new one.
+// a REVOKE as the hint; in a session that made IDs before as in a new one;
+// and a state table with a trigger.
 //
 //   - GRANT ... ON ALL TABLES IN SCHEMA public TO app_rw after the install:
 //     refused, before and after app_rw rewrites the state (offset 0, a 2020
 //     epoch, which would make IDs that read 2030); once revoked and the
 //     state restored, read again with the install's offset and epoch.
 //   - SELECT alone, and writes granted to a superuser role: read.
-//   - UPDATE granted to PUBLIC, UPDATE of the column offset, TRIGGER:
-//     refused.
+//   - UPDATE granted to PUBLIC, UPDATE of the column offset, INSERT of the
+//     column epoch_ms, TRIGGER: refused; a trigger app_rw made while it
+//     held TRIGGER: refused after the REVOKE, until it is dropped.
 //   - ALTER DEFAULT PRIVILEGES IN SCHEMA ids GRANT ... ON TABLES TO app_rw
 //     before an install of version 7 in ids (8 revokes such grants when
 //     it runs): refused.
@@ -105,6 +107,21 @@ func TestExtensionStateWriters(t *testing.T) {
 			exec(fmt.Sprintf(`REVOKE INSERT, UPDATE, DELETE, TRUNCATE, TRIGGER ON public.ulid_flake_state FROM %s`, g.who))
 			works()
 		}
+
+		// A trigger made while TRIGGER was granted outlives the REVOKE: the
+		// table is refused while it has one.
+		exec(fmt.Sprintf(`GRANT TRIGGER ON ulid_flake_state TO %[1]s; CREATE SCHEMA fn_%[1]s AUTHORIZATION %[1]s`, rw))
+		_, err = rc.Exec(ctx, fmt.Sprintf(`CREATE FUNCTION fn_%[1]s.keep() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NEW; END$$;
+			CREATE TRIGGER keep BEFORE UPDATE ON public.ulid_flake_state FOR EACH ROW EXECUTE FUNCTION fn_%[1]s.keep()`, rw))
+		require.NoError(t, err)
+		exec(fmt.Sprintf(`REVOKE TRIGGER ON ulid_flake_state FROM %s`, rw))
+		for _, c := range []*pgx.Conn{before, rc} {
+			err := call(c, "public")
+			require.Equal(t, "55000", sqlState(err), "%v", err)
+			require.ErrorContains(t, err, "public.ulid_flake_state has triggers (keep)")
+		}
+		exec(`DROP TRIGGER keep ON ulid_flake_state`)
+		works()
 
 		// Default privileges that grant writes on the tables an install
 		// makes. Migration 8 takes such grants back when it runs, so the
