@@ -2,7 +2,9 @@
 -- module has. That module reads ulid_flake_state once per statement (a
 -- rolled-back change, or an UPDATE of the table, is not kept by a session
 -- that read it) and only from a table of the install's owner in a schema
--- that role owns, or of a superuser; a server left with an older module
+-- that role owns, or of a superuser, that no other role may write and that
+-- has no trigger, and only a row recorded on this system and database (a
+-- copy's waits for Migrate); a server left with an older module
 -- fails at the call rather than keep the old behaviour. The 1.2 install
 -- script no longer calls the function, so that pg_dump's output restores.
 --

@@ -23,7 +23,10 @@
 -- The symbol is 1.2's own, as 1.1's was: the 1.2 module reads the state
 -- once per statement (so a rolled-back or directly updated state is not
 -- kept) and only from a table of the install's owner in a schema that role
--- owns, or of a superuser. A server still carrying an older module (its
+-- owns, or of a superuser, that no other role may write and that has no
+-- trigger, and only a row recorded on this system and database (not one a
+-- restore, a template copy, pg_upgrade or a subscription brought before
+-- Migrate runs). A server still carrying an older module (its
 -- files not updated, a replica or an upgrade that kept the old package)
 -- then fails at the call, "could not find function", instead of making IDs
 -- from a state another role may have put there.
