@@ -374,6 +374,32 @@ func TestOnlyTheOwnerWritesTheState(t *testing.T) {
 		require.NoError(t, err)
 		_, err = migrations.Migrate(ctx, sdb)
 		require.NoError(t, err)
+
+		// A trigger runs as whoever writes the row (the owner's functions):
+		// TRIGGER, a column's UPDATE, and a trigger left behind are refused.
+		for _, tc := range []struct{ grant, want string }{
+			{`GRANT TRIGGER ON ulid_flake_state TO ` + rw, "TRIGGER on public.ulid_flake_state to " + rw},
+			{`GRANT UPDATE (epoch_ms) ON ulid_flake_state TO ` + rw, "UPDATE on public.ulid_flake_state.epoch_ms to " + rw},
+			{`GRANT INSERT (sid) ON ulid_flake_nodes TO ` + rw, "INSERT on public.ulid_flake_nodes.sid to " + rw},
+		} {
+			_, err = sdb.ExecContext(ctx, tc.grant)
+			require.NoError(t, err)
+			_, err = sdb.ExecContext(ctx, `SELECT ulid_flake_check_node()`)
+			require.Equal(t, "42501", pgCode(err), "%s: %v", tc.grant, err)
+			require.ErrorContains(t, err, tc.want)
+			_, err = sdb.ExecContext(ctx, `REVOKE ALL ON ulid_flake_state, ulid_flake_nodes FROM `+rw)
+			require.NoError(t, err)
+		}
+		_, err = sdb.ExecContext(ctx, `CREATE FUNCTION noop() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NEW; END$$;
+			CREATE TRIGGER left_behind BEFORE UPDATE ON ulid_flake_state FOR EACH ROW EXECUTE FUNCTION noop()`)
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, sdb)
+		require.ErrorIs(t, err, migrations.ErrForeignOwner)
+		require.ErrorContains(t, err, "trigger left_behind on public.ulid_flake_state")
+		_, err = sdb.ExecContext(ctx, `DROP TRIGGER left_behind ON ulid_flake_state`)
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
 	})
 }
 

@@ -182,11 +182,25 @@ DECLARE
 			LEFT JOIN pg_roles AS g ON g.oid = a.grantee
 			WHERE n.nspname = schema AND c.relname IN ('ulid_flake_state', 'ulid_flake_nodes', 'ulid_flake_seq')
 				AND a.grantee <> c.relowner AND NOT coalesce(g.rolsuper, false)
-				AND a.privilege_type IN ('INSERT', 'UPDATE', 'DELETE', 'TRUNCATE')) AS w;
+				AND a.privilege_type IN ('INSERT', 'UPDATE', 'DELETE', 'TRUNCATE', 'TRIGGER')
+			UNION ALL
+			SELECT format('%s on %s.%I to %s', a.privilege_type, c.oid::regclass, t.attname,
+					CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(g.rolname) END)
+			FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace
+			JOIN pg_attribute AS t ON t.attrelid = c.oid AND t.attnum > 0 AND NOT t.attisdropped
+			CROSS JOIN LATERAL aclexplode(t.attacl) AS a
+			LEFT JOIN pg_roles AS g ON g.oid = a.grantee
+			WHERE n.nspname = schema AND c.relname IN ('ulid_flake_state', 'ulid_flake_nodes')
+				AND a.grantee <> c.relowner AND NOT coalesce(g.rolsuper, false)
+				AND a.privilege_type IN ('INSERT', 'UPDATE')
+			UNION ALL
+			SELECT format('trigger %I on %s', tg.tgname, c.oid::regclass)
+			FROM pg_trigger AS tg JOIN pg_class AS c ON c.oid = tg.tgrelid JOIN pg_namespace AS n ON n.oid = c.relnamespace
+			WHERE n.nspname = schema AND c.relname IN ('ulid_flake_state', 'ulid_flake_nodes') AND NOT tg.tgisinternal) AS w;
 		IF untrusted IS NOT NULL THEN
 			RAISE EXCEPTION 'ulid_flake: what the generators read belongs to the install''s owner (%) alone, not here: %', coalesce(mine::regrole::text, 'unknown'), untrusted
 				USING ERRCODE = '42501',
-					HINT = 'Give the schema and these objects back to the install''s owner (ALTER ... OWNER TO, or REASSIGN OWNED), drop what another role made in their place, and REVOKE INSERT, UPDATE, DELETE, TRUNCATE on them from other roles; then run it again.';
+					HINT = 'Give the schema and these objects back to the install''s owner (ALTER ... OWNER TO, or REASSIGN OWNED), drop what another role made in their place (triggers included), and REVOKE INSERT, UPDATE, DELETE, TRUNCATE, TRIGGER on them from other roles; then run it again.';
 		END IF;
 	END guard;
 $guard$;
@@ -207,17 +221,19 @@ BEGIN
 	FOR g IN SELECT DISTINCT c.oid::pg_catalog.regclass AS rel, c.relkind,
 			CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0::oid THEN 'PUBLIC' ELSE pg_catalog.quote_ident(r.rolname::pg_catalog.text) END AS who
 		FROM pg_catalog.pg_class AS c
-		CROSS JOIN LATERAL pg_catalog.aclexplode(c.relacl) AS a
+		CROSS JOIN LATERAL (SELECT x.grantee, x.privilege_type FROM pg_catalog.aclexplode(c.relacl) AS x
+			UNION ALL SELECT x.grantee, x.privilege_type FROM pg_catalog.pg_attribute AS t, pg_catalog.aclexplode(t.attacl) AS x
+				WHERE t.attrelid OPERATOR(pg_catalog.=) c.oid) AS a
 		LEFT JOIN pg_catalog.pg_roles AS r ON r.oid OPERATOR(pg_catalog.=) a.grantee
 		WHERE c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace(pg_catalog.quote_ident(pg_catalog.current_schema()))
 			AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY['ulid_flake_state', 'ulid_flake_seq']::name[])
 			AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
-			AND a.privilege_type OPERATOR(pg_catalog.=) ANY (ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE'])
+			AND a.privilege_type OPERATOR(pg_catalog.=) ANY (ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE', 'TRIGGER'])
 	LOOP
 		IF g.relkind OPERATOR(pg_catalog.=) 'S'::"char" THEN
 			EXECUTE pg_catalog.format('REVOKE UPDATE ON SEQUENCE %s FROM %s', g.rel, g.who);
 		ELSE
-			EXECUTE pg_catalog.format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON TABLE %s FROM %s', g.rel, g.who);
+			EXECUTE pg_catalog.format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE, TRIGGER ON TABLE %s FROM %s', g.rel, g.who);
 		END IF;
 	END LOOP;
 END
