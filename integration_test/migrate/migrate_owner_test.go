@@ -458,3 +458,68 @@ func TestMeshSeesDomainDefaults(t *testing.T) {
 		require.ErrorContains(t, err, "t.id take their default from ulid_flake()")
 	})
 }
+
+// TestPlantedOverloadsNeverRun: a role with CREATE on the install schema
+// plants overloads that would match the calls of version 8's file and of
+// the owner's functions better than the real ones (a name where the call
+// passes current_schema(), text where it passes NULL): none runs as the
+// superuser who migrates. Migrate refuses them (ErrForeignOwner), the
+// plain file calls its helper with exact types, and the owner's functions
+// refuse (42501) while they are there.
+func TestPlantedOverloadsNeverRun(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		sdb, name := itest.EmptyDBNamed(t, db.Server)
+		mallory := "mal_" + name
+		loginRole(t, db.Server, mallory, name)
+		_, err := sdb.ExecContext(ctx, `CREATE SCHEMA ids; GRANT USAGE, CREATE ON SCHEMA ids TO `+mallory)
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, sdb, migrations.Schema("ids"), migrations.To(7))
+		require.NoError(t, err)
+		escalate := `BEGIN IF current_setting('is_superuser') = 'on' THEN EXECUTE 'ALTER ROLE ` + mallory + ` SUPERUSER'; END IF; END`
+		mdb := openAs(t, db.Server, name, mallory)
+		_, err = mdb.ExecContext(ctx, `CREATE FUNCTION ids.ulid_flake_create(s name, sig text, body text) RETURNS void LANGUAGE plpgsql AS $$`+escalate+`$$;
+			CREATE FUNCTION ids.ulid_flake_start_sid(x int DEFAULT 0) RETURNS text LANGUAGE plpgsql AS $$`+escalate+`$$`)
+		require.NoError(t, err)
+		super := func() bool {
+			var s bool
+			require.NoError(t, sdb.QueryRowContext(ctx, `SELECT rolsuper FROM pg_roles WHERE rolname = $1`, mallory).Scan(&s))
+			return s
+		}
+
+		_, err = migrations.Migrate(ctx, sdb, migrations.Schema("ids"))
+		require.ErrorIs(t, err, migrations.ErrForeignOwner)
+		require.False(t, super())
+
+		// The plain file, as psql runs it: the helper is called with exact types.
+		all, err := migrations.All()
+		require.NoError(t, err)
+		tx, err := sdb.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		_, err = tx.ExecContext(ctx, `SET LOCAL search_path = ids`)
+		require.NoError(t, err)
+		_, err = tx.ExecContext(ctx, all[7].Up)
+		if err == nil {
+			require.NoError(t, tx.Commit())
+		} else {
+			require.NoError(t, tx.Rollback())
+		}
+		require.False(t, super(), "the planted helper ran: %v", err)
+
+		// A planted overload of a function the owner's functions call by name.
+		_, err = sdb.ExecContext(ctx, `SELECT ids.ulid_flake_node_sid()`)
+		if err != nil {
+			_, err = migrations.Migrate(ctx, sdb, migrations.Schema("ids"))
+			require.ErrorIs(t, err, migrations.ErrForeignOwner)
+			return // version 8 did not install beside the planted helpers: refused, and nothing ran
+		}
+		_, err = mdb.ExecContext(ctx, `CREATE FUNCTION ids.ulid_flake_node_sync(mode text, x text) RETURNS boolean LANGUAGE plpgsql AS $$`+
+			strings.Replace(escalate, "END IF; END", "END IF; RETURN false; END", 1)+`$$`)
+		require.NoError(t, err)
+		_, err = sdb.ExecContext(ctx, `SELECT ids.ulid_flake_check_node()`)
+		require.Equal(t, "42501", pgCode(err), "%v", err)
+		require.False(t, super())
+	})
+}

@@ -46,7 +46,7 @@ END
 $f$;
 
 -- ulid_flake_build(offset) as 007 made it: the SID from the setting.
-SELECT ulid_flake_create(pg_catalog.current_schema(), 'ulid_flake_build(new_offset bigint) RETURNS void', $body$
+SELECT ulid_flake_create(pg_catalog.current_schema()::pg_catalog.text, 'ulid_flake_build(new_offset bigint) RETURNS void'::pg_catalog.text, $body$
 DECLARE
 	schema text := @schema@;
 	x      text;
@@ -73,7 +73,7 @@ BEGIN
 		ON CONFLICT (singleton) DO UPDATE SET "offset" = EXCLUDED."offset", system_id = EXCLUDED.system_id,
 			database_oid = EXCLUDED.database_oid, drawn_at = EXCLUDED.drawn_at, epoch_ms = EXCLUDED.epoch_ms', schema) USING new_offset;
 END
-$body$);
+$body$::pg_catalog.text);
 REVOKE EXECUTE ON FUNCTION ulid_flake_build(bigint) FROM PUBLIC;
 
 DO $build$
@@ -85,7 +85,7 @@ $build$;
 -- ulid_flake_check_node() as version 4 made it, and no mesh: the nodes'
 -- table (and its place in any publication), the node identity and the
 -- functions that write them go.
-SELECT ulid_flake_create(pg_catalog.current_schema(), 'ulid_flake_check_node() RETURNS boolean', $body$
+SELECT ulid_flake_create(pg_catalog.current_schema()::pg_catalog.text, 'ulid_flake_check_node() RETURNS boolean'::pg_catalog.text, $body$
 DECLARE
 	same boolean;
 BEGIN
@@ -98,7 +98,7 @@ BEGIN
 	EXECUTE format('SELECT %I.ulid_flake_build($1)', @schema@) USING floor(random() * 1048575)::bigint;
 	RETURN true;
 END
-$body$);
+$body$::pg_catalog.text);
 DROP FUNCTION ulid_flake_new_node(integer), ulid_flake_adopt_node(), ulid_flake_retire_node(uuid), ulid_flake_node_sync(text, integer);
 DROP TABLE ulid_flake_nodes;
 ALTER TABLE ulid_flake_state DROP COLUMN node_id;

@@ -105,7 +105,7 @@ BEGIN
 		WHERE r.setdatabase OPERATOR(pg_catalog.=) ANY (ARRAY[0::oid, db])
 			AND pg_catalog.lower(pg_catalog.split_part(c.kv, '=', 1)) OPERATOR(pg_catalog.=) 'ulid_flake.sid'
 		UNION ALL SELECT 'the server''s configuration files', false, 3, file
-		UNION ALL SELECT 'this session''s start (the connection''s options, the installing role''s setting)', true, 0, ulid_flake_start_sid()),
+		UNION ALL SELECT 'this session''s start (the connection''s options, the installing role''s setting)', true, 0, ulid_flake_start_sid()::pg_catalog.text),
 	parsed AS (
 		SELECT src.*, CASE WHEN src.v OPERATOR(pg_catalog.=) '' THEN NULL
 			WHEN src.v OPERATOR(pg_catalog.~) E'^\\s*[+]?[0-9]{1,9}\\s*$' THEN pg_catalog.regexp_replace(src.v, E'[\\s+]', '', 'g')::integer
@@ -172,8 +172,9 @@ DECLARE
 			UNION ALL
 			SELECT format('%s (owner %I)', p.oid::regprocedure, r.rolname)
 			FROM pg_proc AS p JOIN pg_namespace AS n ON n.oid = p.pronamespace JOIN pg_roles AS r ON r.oid = p.proowner
-			WHERE n.nspname = schema AND p.proname IN ('ulid_flake_build', 'ulid_flake_node_sync', 'ulid_flake_epoch_ms', 'ulid_flake_node_sid')
+			WHERE n.nspname = schema AND starts_with(p.proname::text, 'ulid_flake')
 				AND NOT r.rolsuper AND r.oid IS DISTINCT FROM mine
+				AND NOT EXISTS (SELECT FROM pg_depend AS e WHERE e.classid = 'pg_proc'::regclass AND e.objid = p.oid AND e.deptype = 'e')
 			UNION ALL
 			SELECT format('%s on %s to %s', a.privilege_type, c.oid::regclass,
 					CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(g.rolname) END)
@@ -228,12 +229,12 @@ BEGIN
 		WHERE c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace(pg_catalog.quote_ident(pg_catalog.current_schema()))
 			AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY['ulid_flake_state', 'ulid_flake_seq']::name[])
 			AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
-			AND a.privilege_type OPERATOR(pg_catalog.=) ANY (ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE', 'TRIGGER'])
+			AND (c.relkind OPERATOR(pg_catalog.<>) 'S'::"char" OR a.privilege_type OPERATOR(pg_catalog.=) 'UPDATE')
 	LOOP
 		IF g.relkind OPERATOR(pg_catalog.=) 'S'::"char" THEN
 			EXECUTE pg_catalog.format('REVOKE UPDATE ON SEQUENCE %s FROM %s', g.rel, g.who);
 		ELSE
-			EXECUTE pg_catalog.format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE, TRIGGER ON TABLE %s FROM %s', g.rel, g.who);
+			EXECUTE pg_catalog.format('REVOKE ALL ON TABLE %s FROM %s', g.rel, g.who);
 		END IF;
 	END LOOP;
 END
@@ -241,7 +242,7 @@ $revoke$;
 
 -- ulid_flake_build(offset), as in 007, with the SID from
 -- ulid_flake_node_sid() instead of the setting.
-SELECT ulid_flake_create(pg_catalog.current_schema(), 'ulid_flake_build(new_offset bigint) RETURNS void', $body$
+SELECT ulid_flake_create(pg_catalog.current_schema()::pg_catalog.text, 'ulid_flake_build(new_offset bigint) RETURNS void'::pg_catalog.text, $body$
 DECLARE
 	self   text := 'ulid_flake_build(bigint)';
 	schema text := @schema@;
@@ -270,14 +271,14 @@ BEGIN
 		ON CONFLICT (singleton) DO UPDATE SET "offset" = EXCLUDED."offset", system_id = EXCLUDED.system_id,
 			database_oid = EXCLUDED.database_oid, drawn_at = EXCLUDED.drawn_at, epoch_ms = EXCLUDED.epoch_ms', schema) USING new_offset;
 END
-$body$);
+$body$::pg_catalog.text);
 
 -- ulid_flake_set_epoch(ms, force), as in 007, and refused without force
 -- whenever rows may hold IDs made under the epoch in force: the sequence
 -- has made IDs, there is no state row (the data of a dump may be there
 -- before Migrate), or a column takes its default from the generators or
 -- the sequence, or is of the domain ulid_flake_id.
-SELECT ulid_flake_create(pg_catalog.current_schema(), 'ulid_flake_set_epoch(epoch_ms bigint, force boolean DEFAULT false) RETURNS void', $body$
+SELECT ulid_flake_create(pg_catalog.current_schema()::pg_catalog.text, 'ulid_flake_set_epoch(epoch_ms bigint, force boolean DEFAULT false) RETURNS void'::pg_catalog.text, $body$
 DECLARE
 	self   text := 'ulid_flake_set_epoch(bigint,boolean)';
 	schema text := @schema@;
@@ -328,7 +329,7 @@ BEGIN
 		LANGUAGE sql STABLE PARALLEL SAFE RETURN %L::bigint', schema, epoch_ms);
 	EXECUTE format('UPDATE %I.ulid_flake_state SET epoch_ms = $1', schema) USING epoch_ms;
 END
-$body$);
+$body$::pg_catalog.text);
 
 -- ulid_flake_epoch_settings(): as 007 makes it now, for installs that ran
 -- an earlier 007: the server's configuration file, when the caller may not
@@ -436,7 +437,7 @@ $revoke$;
 --   from ulid_flake(), which ignores the SID.
 -- Then it writes this node's row. It returns true when it drew a new
 -- offset.
-SELECT ulid_flake_create(pg_catalog.current_schema(), 'ulid_flake_node_sync(mode text, new_sid integer) RETURNS boolean', $body$
+SELECT ulid_flake_create(pg_catalog.current_schema()::pg_catalog.text, 'ulid_flake_node_sync(mode text, new_sid integer) RETURNS boolean'::pg_catalog.text, $body$
 DECLARE
 	self   text := 'ulid_flake_node_sync(text,integer)';
 	schema  text := @schema@;
@@ -495,7 +496,7 @@ BEGIN
 			coalesce(own_tl::text, 'unknown'), sys, db, tl, others
 			USING ERRCODE = '55000',
 				DETAIL = 'A pg_basebackup clone or a promoted replica keeps the node''s SID and offset: beside the node it copies, it makes the same IDs.',
-				HINT = format('If it replaces that node for good (a failover: the old one never writes again), run SELECT %1$I.ulid_flake_adopt_node(). If it is a new node, drop its inherited subscriptions (ALTER SUBSCRIPTION ... DISABLE, SET (slot_name = NONE), DROP) and run SELECT %1$I.ulid_flake_new_node(sid) with a SID no node uses (docs/deployments.md).', schema);
+				HINT = format('If it replaces that node for good (a failover: the old one never writes again), run SELECT %1$I.ulid_flake_adopt_node(). If it is a new node, drop its inherited subscriptions (ALTER SUBSCRIPTION ... DISABLE, SET (slot_name = NONE), DROP) and run SELECT %1$I.ulid_flake_new_node(sid::integer) with a SID no node uses (docs/deployments.md).', schema);
 	END IF;
 	IF mode = 'new' OR moved THEN
 		EXECUTE format('SELECT %I.ulid_flake_build($1)', schema) USING floor(random() * 1048575)::bigint;
@@ -525,7 +526,7 @@ BEGIN
 		IF holder IS NOT NULL THEN
 			RAISE EXCEPTION 'ulid_flake mesh: SID % is %''s: two writable nodes with one SID make the same IDs', sid, holder
 				USING ERRCODE = '55000',
-					HINT = format('Give this node a SID no node uses: SELECT %1$I.ulid_flake_set_sid(n) (SELECT sid FROM %1$I.ulid_flake_nodes lists those in use). If that node has left the mesh for good, SELECT %1$I.ulid_flake_retire_node(%2$L) frees its SID.',
+					HINT = format('Give this node a SID no node uses: SELECT %1$I.ulid_flake_set_sid(n::integer) (SELECT sid FROM %1$I.ulid_flake_nodes lists those in use). If that node has left the mesh for good, SELECT %1$I.ulid_flake_retire_node(%2$L::uuid) frees its SID.',
 						schema, held_by);
 		END IF;
 	END IF;
@@ -575,70 +576,70 @@ BEGIN
 		VALUES ($1, $2, $3, $4, $5, now())', schema) USING me, sid, sys, db, tl;
 	RETURN drawn;
 END
-$body$);
+$body$::pg_catalog.text);
 
 -- ulid_flake_check_node(): draws a new offset, and returns true, when the
 -- state was recorded on another system or database (or is missing:
 -- pg_dump -s); refuses what ulid_flake_node_sync refuses; writes this
 -- node's row. Migrate runs it at every start.
-SELECT ulid_flake_create(pg_catalog.current_schema(), 'ulid_flake_check_node() RETURNS boolean', $body$
+SELECT ulid_flake_create(pg_catalog.current_schema()::pg_catalog.text, 'ulid_flake_check_node() RETURNS boolean'::pg_catalog.text, $body$
 DECLARE
 	self   text := 'ulid_flake_check_node()';
 	schema text := @schema@;
 	drawn boolean;
 BEGIN
 	@guard@
-	EXECUTE format('SELECT %I.ulid_flake_node_sync($1, NULL)', @schema@) INTO drawn USING 'check';
+	EXECUTE format('SELECT %I.ulid_flake_node_sync($1, $2)', @schema@) INTO drawn USING 'check'::text, NULL::integer;
 	RETURN drawn;
 END
-$body$);
+$body$::pg_catalog.text);
 
 -- ulid_flake_set_sid(sid): fixes the SID that ulid_flake_scalable() uses
 -- when its call gives none (NULL: none, and such a call is refused, 23514),
 -- and writes this node's row. Refused (55000) when another node's row
 -- holds the SID. For the install's owner only.
-SELECT ulid_flake_create(pg_catalog.current_schema(), 'ulid_flake_set_sid(sid integer) RETURNS void', $body$
+SELECT ulid_flake_create(pg_catalog.current_schema()::pg_catalog.text, 'ulid_flake_set_sid(sid integer) RETURNS void'::pg_catalog.text, $body$
 DECLARE
 	schema text := @schema@;
 	self   text := 'ulid_flake_set_sid(integer)';
 BEGIN
 	@guard@
-	EXECUTE format('SELECT %I.ulid_flake_node_sync($1, $2)', schema) USING 'set', sid;
+	EXECUTE format('SELECT %I.ulid_flake_node_sync($1, $2)', schema) USING 'set'::text, sid;
 END
-$body$);
+$body$::pg_catalog.text);
 
 -- ulid_flake_new_node(sid): this database is a new node (a clone turned
 -- writer): a new node identity, a new offset, and the SID sid, which no
 -- other node's row may hold. The row of the node it was copied from stays.
-SELECT ulid_flake_create(pg_catalog.current_schema(), 'ulid_flake_new_node(sid integer) RETURNS void', $body$
+SELECT ulid_flake_create(pg_catalog.current_schema()::pg_catalog.text, 'ulid_flake_new_node(sid integer) RETURNS void'::pg_catalog.text, $body$
 DECLARE
 	schema text := @schema@;
 	self   text := 'ulid_flake_new_node(integer)';
 BEGIN
 	@guard@
-	EXECUTE format('SELECT %I.ulid_flake_node_sync($1, $2)', schema) USING 'new', sid;
+	EXECUTE format('SELECT %I.ulid_flake_node_sync($1, $2)', schema) USING 'new'::text, sid;
 END
-$body$);
+$body$::pg_catalog.text);
 
 -- ulid_flake_adopt_node(): this instance replaces the node it recorded (a
 -- failover: the old instance never writes again): it keeps the node's
 -- identity, SID and offset (a new offset on another system or database),
 -- and records the instance.
-SELECT ulid_flake_create(pg_catalog.current_schema(), 'ulid_flake_adopt_node() RETURNS void', $body$
+SELECT ulid_flake_create(pg_catalog.current_schema()::pg_catalog.text, 'ulid_flake_adopt_node() RETURNS void'::pg_catalog.text, $body$
 DECLARE
 	schema text := @schema@;
 	self   text := 'ulid_flake_adopt_node()';
 BEGIN
 	@guard@
-	EXECUTE format('SELECT %I.ulid_flake_node_sync($1, NULL)', schema) USING 'adopt';
+	EXECUTE format('SELECT %I.ulid_flake_node_sync($1, $2)', schema) USING 'adopt'::text, NULL::integer;
 END
-$body$);
+$body$::pg_catalog.text);
 
 -- ulid_flake_retire_node(node): deletes the row of a node that has left
 -- the mesh for good, which frees its SID; the DELETE replicates to the
 -- other nodes. A node that still runs writes its row again at its next
 -- start. Not this node's own row (22023).
-SELECT ulid_flake_create(pg_catalog.current_schema(), 'ulid_flake_retire_node(node uuid) RETURNS void', $body$
+SELECT ulid_flake_create(pg_catalog.current_schema()::pg_catalog.text, 'ulid_flake_retire_node(node uuid) RETURNS void'::pg_catalog.text, $body$
 DECLARE
 	self   text := 'ulid_flake_retire_node(uuid)';
 	schema text := @schema@;
@@ -657,7 +658,7 @@ BEGIN
 		RAISE EXCEPTION 'ulid_flake_retire_node: no node % in ulid_flake_nodes', node USING ERRCODE = '22023';
 	END IF;
 END
-$body$);
+$body$::pg_catalog.text);
 
 REVOKE EXECUTE ON FUNCTION ulid_flake_build(bigint), ulid_flake_set_epoch(bigint, boolean), ulid_flake_set_sid(integer),
 	ulid_flake_epoch_settings(), ulid_flake_node_sync(text, integer), ulid_flake_check_node(), ulid_flake_new_node(integer),
