@@ -10,13 +10,13 @@
 //	}
 //
 // Run runs the function once per server, as subtests named by server
-// version (pg15, pg17, pg18), each with a fresh database cloned from a
+// version (pg15, pg17, pg18, pg19), each with a fresh database cloned from a
 // migrated template, so tests may call t.Parallel. The servers start when
 // the first test asks for them: a run that selects no database test starts
 // nothing.
 //
 // With no configuration, on any machine with a Docker Engine, the servers
-// are PostgreSQL 15, 17 and 18:
+// are PostgreSQL 15, 17, 18 and 19 (a release candidate):
 //
 //   - the official postgres:N-alpine images, when they are here or a
 //     registry provides them;
@@ -79,8 +79,9 @@ const (
 )
 
 // DefaultVersions are the PostgreSQL major versions the tests run on when
-// ULIDFLAKE_PG_IMAGES is not set.
-var DefaultVersions = []int{15, 17, 18}
+// ULIDFLAKE_PG_IMAGES is not set. 19 is a release candidate, from Debian's
+// experimental (image/build.sh).
+var DefaultVersions = []int{15, 17, 18, 19}
 
 const templateName = "ulidflake_template"
 
