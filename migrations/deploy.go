@@ -269,9 +269,10 @@ func trusted(ctx context.Context, tx execer, table string) error {
 				AND t.typname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (ARRAY['ulid_flake_epoch_setting', 'ulid_flake_id'])
 			UNION ALL SELECT 'function ' OPERATOR(pg_catalog.||) p.oid::pg_catalog.regprocedure::pg_catalog.text, p.proowner
 				FROM pg_catalog.pg_proc p, s WHERE p.pronamespace OPERATOR(pg_catalog.=) s.oid
-				AND pg_catalog.starts_with(p.proname::pg_catalog.text, 'ulid_flake')
-				AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend e WHERE e.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
-					AND e.objid OPERATOR(pg_catalog.=) p.oid AND e.deptype OPERATOR(pg_catalog.=) 'e'))
+				AND p.proname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (ARRAY['ulid_flake', 'ulid_flake_scalable', 'ulid_flake_check_node', 'ulid_flake_build',
+					'ulid_flake_time', 'ulid_flake_at', 'ulid_flake_encode', 'ulid_flake_decode', 'ulid_flake_epoch_ms', 'ulid_flake_set_epoch', 'ulid_flake_epoch_settings',
+					'ulid_flake_set_sid', 'ulid_flake_node_sid', 'ulid_flake_node_sync', 'ulid_flake_new_node', 'ulid_flake_adopt_node', 'ulid_flake_retire_node',
+					'ulid_flake_create', 'ulid_flake_start_sid']))
 		SELECT pg_catalog.string_agg(o.what OPERATOR(pg_catalog.||) ' (owner ' OPERATOR(pg_catalog.||)
 				pg_catalog.quote_ident(r.rolname) OPERATOR(pg_catalog.||) ')', ', ' ORDER BY o.what)
 			FROM o JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) o.owner

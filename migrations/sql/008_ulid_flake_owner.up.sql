@@ -172,9 +172,9 @@ DECLARE
 			UNION ALL
 			SELECT format('%s (owner %I)', p.oid::regprocedure, r.rolname)
 			FROM pg_proc AS p JOIN pg_namespace AS n ON n.oid = p.pronamespace JOIN pg_roles AS r ON r.oid = p.proowner
-			WHERE n.nspname = schema AND starts_with(p.proname::text, 'ulid_flake')
+			WHERE n.nspname = schema
+				AND p.proname IN ('ulid_flake_build', 'ulid_flake_node_sync', 'ulid_flake_epoch_ms', 'ulid_flake_node_sid', 'ulid_flake_check_node', 'ulid_flake_set_sid')
 				AND NOT r.rolsuper AND r.oid IS DISTINCT FROM mine
-				AND NOT EXISTS (SELECT FROM pg_depend AS e WHERE e.classid = 'pg_proc'::regclass AND e.objid = p.oid AND e.deptype = 'e')
 			UNION ALL
 			SELECT format('%s on %s to %s', a.privilege_type, c.oid::regclass,
 					CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(g.rolname) END)
