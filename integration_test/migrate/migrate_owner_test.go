@@ -3,7 +3,6 @@ package migrate_test
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -55,14 +54,6 @@ func openAs(t *testing.T, s *pgtest.Server, dbName, role string) *sql.DB {
 	return db
 }
 
-func pgCode(err error) string {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return pe.Code
-	}
-	return ""
-}
-
 // TestMigrateRefusesAForeignSchemaOwner: the owner of the install schema
 // may drop ulid_flake_state and make its own (another epoch, offset); a
 // superuser installing in a schema another role owns (public of a
@@ -101,7 +92,7 @@ func TestMigrateRefusesAForeignSchemaOwner(t *testing.T) {
 				require.NoError(t, err, "version %d", m.Version)
 			}
 		}
-		require.Equal(t, "42501", pgCode(err), "%v", err)
+		require.Equal(t, "42501", sqlCode(err), "%v", err)
 		require.ErrorContains(t, err, "schema public is owned by "+owner)
 		require.NoError(t, tx.Rollback())
 
@@ -166,9 +157,9 @@ func TestSIDIsFixedByTheOwner(t *testing.T) {
 		_, err = conn.ExecContext(ctx, `INSERT INTO notes (note) VALUES ('a')`)
 		require.NoError(t, err)
 		_, err = conn.ExecContext(ctx, `INSERT INTO notes (id, note) VALUES (ulid_flake_scalable(2), 'b')`)
-		require.Equal(t, "42501", pgCode(err), "it may not write the key: %v", err)
+		require.Equal(t, "42501", sqlCode(err), "it may not write the key: %v", err)
 		_, err = conn.ExecContext(ctx, `SELECT ulid_flake_set_sid(2)`)
-		require.Equal(t, "42501", pgCode(err), "only the owner sets the SID: %v", err)
+		require.Equal(t, "42501", sqlCode(err), "only the owner sets the SID: %v", err)
 		_, err = idb.ExecContext(ctx, `INSERT INTO notes (note) VALUES ('c')`) // the role's own setting: 3
 		require.NoError(t, err)
 
@@ -228,7 +219,7 @@ func TestSetEpochRefusedWhileRowsMayExist(t *testing.T) {
 			_, err = sdb.ExecContext(ctx, ddl)
 			require.NoError(t, err)
 			err = set(1577836800000)
-			require.Equal(t, "55000", pgCode(err), "%s: %v", ddl, err)
+			require.Equal(t, "55000", sqlCode(err), "%s: %v", ddl, err)
 			require.ErrorContains(t, err, "columns may hold IDs made under it: public.t.id", ddl)
 			_, err = sdb.ExecContext(ctx, `DROP TABLE t`)
 			require.NoError(t, err)
@@ -238,7 +229,7 @@ func TestSetEpochRefusedWhileRowsMayExist(t *testing.T) {
 		_, err = sdb.ExecContext(ctx, `DELETE FROM ulid_flake_state`)
 		require.NoError(t, err)
 		err = set(1577836800000)
-		require.Equal(t, "55000", pgCode(err), "%v", err)
+		require.Equal(t, "55000", sqlCode(err), "%v", err)
 		require.ErrorContains(t, err, "ulid_flake_state has no row")
 		_, err = sdb.ExecContext(ctx, `SELECT ulid_flake_set_epoch(1577836800000, force => true)`)
 		require.NoError(t, err)
@@ -271,7 +262,7 @@ func TestEpochChecksNeedTheConfigFile(t *testing.T) {
 
 		_, err = migrations.Migrate(ctx, odb)
 		require.ErrorIs(t, err, migrations.ErrEpoch)
-		require.Equal(t, "42501", pgCode(err), "%v", err)
+		require.Equal(t, "42501", sqlCode(err), "%v", err)
 		require.ErrorContains(t, err, "may not read the server's configuration files (pg_file_settings)")
 		var pe *pgconn.PgError
 		require.ErrorAs(t, err, &pe)
@@ -288,7 +279,7 @@ func TestEpochChecksNeedTheConfigFile(t *testing.T) {
 		// The Down to 6 checks the same sources.
 		_, err = migrations.Migrate(ctx, odb, migrations.To(6))
 		require.ErrorIs(t, err, migrations.ErrEpoch)
-		require.Equal(t, "42501", pgCode(err), "%v", err)
+		require.Equal(t, "42501", sqlCode(err), "%v", err)
 	})
 }
 
@@ -320,7 +311,7 @@ func TestOwnerFunctionsRefuseAForeignState(t *testing.T) {
 		require.NoError(t, err)
 		for _, q := range []string{`SELECT public.ulid_flake_check_node()`, `SELECT public.ulid_flake_set_sid(1)`, `SELECT public.ulid_flake_set_epoch(1704067200000::bigint)`} {
 			_, err = sdb.ExecContext(ctx, q)
-			require.Equal(t, "42501", pgCode(err), "%s: %v", q, err)
+			require.Equal(t, "42501", sqlCode(err), "%s: %v", q, err)
 			require.ErrorContains(t, err, "ulid_flake_nodes (owner "+owner+")", q)
 		}
 		_, err = migrations.Migrate(ctx, sdb)
@@ -358,7 +349,7 @@ func TestOnlyTheOwnerWritesTheState(t *testing.T) {
 			`SELECT setval('ulid_flake_seq', 1)`,
 		} {
 			_, err = rdb.ExecContext(ctx, q)
-			require.Equal(t, "42501", pgCode(err), "%s: %v", q, err)
+			require.Equal(t, "42501", sqlCode(err), "%s: %v", q, err)
 		}
 		var n int64
 		require.NoError(t, rdb.QueryRowContext(ctx, `SELECT ulid_flake()`).Scan(&n), "the generators still work for it")
@@ -366,7 +357,7 @@ func TestOnlyTheOwnerWritesTheState(t *testing.T) {
 		_, err = sdb.ExecContext(ctx, `GRANT UPDATE ON ulid_flake_state TO `+rw)
 		require.NoError(t, err)
 		_, err = sdb.ExecContext(ctx, `SELECT ulid_flake_check_node()`)
-		require.Equal(t, "42501", pgCode(err), "%v", err)
+		require.Equal(t, "42501", sqlCode(err), "%v", err)
 		require.ErrorContains(t, err, "UPDATE on public.ulid_flake_state to "+rw)
 		_, err = migrations.Migrate(ctx, sdb)
 		require.ErrorIs(t, err, migrations.ErrForeignOwner)
@@ -385,7 +376,7 @@ func TestOnlyTheOwnerWritesTheState(t *testing.T) {
 			_, err = sdb.ExecContext(ctx, tc.grant)
 			require.NoError(t, err)
 			_, err = sdb.ExecContext(ctx, `SELECT ulid_flake_check_node()`)
-			require.Equal(t, "42501", pgCode(err), "%s: %v", tc.grant, err)
+			require.Equal(t, "42501", sqlCode(err), "%s: %v", tc.grant, err)
 			require.ErrorContains(t, err, tc.want)
 			_, err = sdb.ExecContext(ctx, `REVOKE ALL ON ulid_flake_state, ulid_flake_nodes FROM `+rw)
 			require.NoError(t, err)
@@ -519,7 +510,7 @@ func TestPlantedOverloadsNeverRun(t *testing.T) {
 			strings.Replace(escalate, "END IF; END", "END IF; RETURN false; END", 1)+`$$`)
 		require.NoError(t, err)
 		_, err = sdb.ExecContext(ctx, `SELECT ids.ulid_flake_check_node()`)
-		require.Equal(t, "42501", pgCode(err), "%v", err)
+		require.Equal(t, "42501", sqlCode(err), "%v", err)
 		require.False(t, super())
 	})
 }
