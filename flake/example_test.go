@@ -320,3 +320,14 @@ func ExampleParsePrefixed() {
 	// cus_00EZJCRCB4650 <nil>
 	// true flake: wrong prefix: "ord_00EZJCRCB4650" has the prefix "ord", want "cus"
 }
+
+func ExampleGenerator_Epoch() {
+	epoch, _ := flake.NewEpoch(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
+	g, _ := flake.NewGenerator(flake.WithEpoch(epoch))
+	id, _ := g.NewAt(time.Date(2021, 6, 1, 12, 0, 0, 0, time.UTC))
+	fmt.Println(g.Epoch())
+	fmt.Println(g.Epoch().Time(id))
+	// Output:
+	// 2020-01-01T00:00:00.000Z
+	// 2021-06-01 12:00:00 +0000 UTC
+}

@@ -57,6 +57,7 @@ type Generator struct {
 	src      rand.Source      // nil: the runtime's
 	srcMu    sync.Mutex       // serialises calls to src
 	maxLead  int64            // ms the logical clock may run ahead of the clock
+	epoch    Epoch            // what epochMs is read from
 }
 
 // Capacity floors with the default entropy size of 1 byte: a generator
@@ -163,7 +164,7 @@ func NewGenerator(opts ...Option) (*Generator, error) {
 			return nil, err
 		}
 	}
-	g := &Generator{clock: c.clock, epochMs: c.epoch.UnixMilli(), src: c.src, maxLead: c.maxLead.Milliseconds()}
+	g := &Generator{clock: c.clock, epoch: c.epoch, epochMs: c.epoch.UnixMilli(), src: c.src, maxLead: c.maxLead.Milliseconds()}
 	g.common = c.clock == nil && c.src == nil
 	g.wall.synced.Store(math.MinInt64 / 2) // no offset yet
 	g.wall.nowNs(readWall)
@@ -412,6 +413,11 @@ func (g *Generator) Ceiling(d time.Duration) ID {
 	}
 	return ID(uint64(max(ms, 0)) << RandomBits)
 }
+
+// Epoch returns the epoch the generator's IDs count from: the one
+// [WithEpoch] gave, or [DefaultEpoch]. Read an ID's time with
+// g.Epoch().Time(id).
+func (g *Generator) Epoch() Epoch { return g.epoch }
 
 // Reset makes the generator forget its last ID: the next ID follows the
 // clock as it reads then. Call it after [ErrClockBehind], once the clock is
