@@ -3,26 +3,10 @@ package migrations
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
-)
-
-// Errors of [ConvertSerial] and [Conversion.Apply]. Each wraps ErrConvert.
-// A failure of the database or the connection wraps the driver's error
-// (errors.As reaches *pgconn.PgError) and not ErrConvert.
-var (
-	// ErrConvert: the column cannot be converted as asked.
-	ErrConvert = errors.New("migrations: cannot convert")
-	// ErrNoFunctions: ulid_flake_min is in no schema of the database; install
-	// the functions first ([Migrate]).
-	ErrNoFunctions = fmt.Errorf("%w: the ulid_flake functions are not installed in this database", ErrConvert)
-	// ErrDependents: objects that PostgreSQL cannot carry across the
-	// conversion depend on a column it widens, or on the sequence it drops;
-	// the error names each of them.
-	ErrDependents = fmt.Errorf("%w: objects depend on what the conversion changes", ErrConvert)
 )
 
 // Conversion is the SQL that moves a serial, bigserial or identity column to

@@ -37,7 +37,6 @@ package migrations
 
 import (
 	"embed"
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -49,18 +48,6 @@ import (
 
 //go:embed sql/*.sql
 var files embed.FS
-
-// Errors of the migration set and of the database's version table.
-var (
-	// ErrMissing: a version has no up or down file, or the versions have a gap.
-	ErrMissing = errors.New("migrations: missing migration")
-	// ErrDuplicate: two files claim the same version and direction.
-	ErrDuplicate = errors.New("migrations: duplicate migration")
-	// ErrUnknownVersion: the database records a version this package does not have.
-	ErrUnknownVersion = errors.New("migrations: unknown version in the database")
-	// ErrTarget: a target version that does not exist.
-	ErrTarget = errors.New("migrations: no such target version")
-)
 
 // Migration is one version: the SQL to apply it and to revert it.
 type Migration struct {

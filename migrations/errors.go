@@ -1,0 +1,101 @@
+package migrations
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors of the migration set and of the database's version table.
+var (
+	// ErrMissing: a version has no up or down file, or the versions have a gap.
+	ErrMissing = errors.New("migrations: missing migration")
+	// ErrDuplicate: two files claim the same version and direction.
+	ErrDuplicate = errors.New("migrations: duplicate migration")
+	// ErrUnknownVersion: the database records a version this package does not have.
+	ErrUnknownVersion = errors.New("migrations: unknown version in the database")
+	// ErrTarget: a target version that does not exist.
+	ErrTarget = errors.New("migrations: no such target version")
+)
+
+// Errors of [Migrate] that say why it refuses the database.
+var (
+	// ErrAhead: the database records versions this build does not know (a
+	// newer release migrated it, as in a rolling deploy). Migrate's up does
+	// nothing and returns an *AheadError that wraps it; Down and To refuse
+	// with one. Callers of an older release can treat errors.Is(err,
+	// ErrAhead) from an up as "nothing to do".
+	ErrAhead = errors.New("migrations: the database is ahead of this build")
+	// ErrSchema: the schema cannot be the install schema: search_path does
+	// not read it as itself ("$user", a schema that does not exist), or
+	// the search_path names no schema that exists.
+	ErrSchema = errors.New("migrations: not an install schema")
+	// ErrForeignOwner: the version table, or an object of the install
+	// schema that Migrate reads or calls by name, or the install schema
+	// itself, is owned by a role that is neither the one running Migrate
+	// nor a superuser. Migrate writes into the table and calls the
+	// functions, so it refuses them: a planted table's triggers or a
+	// planted function would run with the caller's rights. A schema's
+	// owner may drop what is in it and put its own ulid_flake_state (epoch,
+	// offset) in its place, which the generators read. For a schema owned
+	// by pg_database_owner (public, from PostgreSQL 15 on), the owner is
+	// the database's.
+	ErrForeignOwner = errors.New("migrations: the install holds objects of another role")
+	// ErrEpoch: the functions were installed with another epoch than the
+	// one [Epoch] gives, or version 7 would fix an epoch other than the one
+	// the settings gave sessions that made IDs, or [Epoch] is given with a
+	// target below version 7 (where nothing keeps it), or ulid_flake_ext
+	// 1.0 (which reads the epoch from the setting) is beside version 7. Migrate never
+	// changes an installed epoch (that moves the time of every ID already
+	// made): ulid_flake_set_epoch(ms), as the install's owner, does.
+	ErrEpoch = errors.New("migrations: the installed epoch is another")
+	// ErrSID: version 8 fixes the node's SID (the one ulid_flake_scalable()
+	// uses when its call gives none) at the one the installing session's
+	// ulid_flake.sid gives, and the settings give other sessions another;
+	// or a Down to version 7, which reads the setting again, would give
+	// sessions another than the fixed one. ulid_flake_set_sid(sid), as the
+	// install's owner, changes it.
+	ErrSID = errors.New("migrations: the settings give sessions another SID")
+	// ErrMesh: ulid_flake_check_node() (version 8 on) refused the node, so
+	// that it makes no ID before the operator acts (SQLSTATE 55000, the
+	// message starts "ulid_flake mesh:"): another node's row in
+	// ulid_flake_nodes holds this node's SID; or this database is a copy
+	// (a pg_basebackup clone or a promoted replica: another timeline; a
+	// restore: another system or database) of a node while other nodes'
+	// rows are here, until ulid_flake_new_node(sid) or
+	// ulid_flake_adopt_node() says which it is; or a table that the node
+	// publishes or receives by subscription takes its default from
+	// ulid_flake(), which ignores the SID. The error wraps the server's.
+	ErrMesh = errors.New("migrations: the mesh refuses this node")
+)
+
+// Errors of [ConvertSerial] and [Conversion.Apply]. Each wraps ErrConvert.
+// A failure of the database or the connection wraps the driver's error
+// (errors.As reaches *pgconn.PgError) and not ErrConvert.
+var (
+	// ErrConvert: the column cannot be converted as asked.
+	ErrConvert = errors.New("migrations: cannot convert")
+	// ErrNoFunctions: ulid_flake_min is in no schema of the database; install
+	// the functions first ([Migrate]).
+	ErrNoFunctions = fmt.Errorf("%w: the ulid_flake functions are not installed in this database", ErrConvert)
+	// ErrDependents: objects that PostgreSQL cannot carry across the
+	// conversion depend on a column it widens, or on the sequence it drops;
+	// the error names each of them.
+	ErrDependents = fmt.Errorf("%w: objects depend on what the conversion changes", ErrConvert)
+)
+
+// AheadError names the database's version and the newest this build knows.
+type AheadError struct {
+	Database int    // the newest version the database records
+	Build    int    // the newest version this build knows
+	Op       string // "up" (nothing done), "down" or "to" (refused)
+}
+
+func (e *AheadError) Error() string {
+	what := "up does nothing"
+	if e.Op != "up" {
+		what = e.Op + " refused"
+	}
+	return fmt.Sprintf("%v: the database is at version %d, this build knows 1..%d: %s", ErrAhead, e.Database, e.Build, what)
+}
+
+func (e *AheadError) Unwrap() error { return ErrAhead }
