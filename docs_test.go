@@ -1,12 +1,18 @@
 package ulidflake_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ulidflake/ulidflake/flake"
 )
 
 // TestDocsNameRealTests: every test, example, fuzz target or benchmark
@@ -45,4 +51,172 @@ func TestDocsNameRealTests(t *testing.T) {
 	if len(defined) < 100 {
 		t.Fatalf("found only %d tests: walked the wrong tree?", len(defined))
 	}
+}
+
+// TestAliasDocsListEveryMethod: go doc and pkg.go.dev show no methods for
+// an alias, so the doc of each alias type of this package links every
+// method of the type it names, and nothing else. It fails when a method is
+// added to (or removed from) flake.ID, flake.Epoch or flake.Generator
+// without the list here changing. The methods are read from flake's
+// source, so that those of every build (json/v2 included) count, and
+// checked against this build's method sets.
+func TestAliasDocsListEveryMethod(t *testing.T) {
+	built := map[string]reflect.Type{
+		"ID":        reflect.TypeFor[*flake.ID](),
+		"Epoch":     reflect.TypeFor[*flake.Epoch](),
+		"Generator": reflect.TypeFor[*flake.Generator](),
+	}
+	source := flakeMethods(t)
+	docs := aliasDocs(t)
+	for name, typ := range built {
+		doc, ok := docs[name]
+		if !ok {
+			t.Fatalf("ulidflake.go declares no alias %s", name)
+		}
+		listed := map[string]bool{}
+		link := regexp.MustCompile(`\[flake\.` + name + `\.(\w+)\]`)
+		for _, m := range link.FindAllStringSubmatch(doc, -1) {
+			listed[m[1]] = true
+		}
+		for m := range source[name] {
+			if !listed[m] {
+				t.Errorf("the doc of ulidflake.%s does not list flake.%[1]s.%s", name, m)
+			}
+		}
+		for m := range listed {
+			if !source[name][m] {
+				t.Errorf("the doc of ulidflake.%s lists flake.%[1]s.%s, which flake does not declare", name, m)
+			}
+		}
+		for i := range typ.NumMethod() {
+			if m := typ.Method(i).Name; !listed[m] {
+				t.Errorf("flake.%s has the method %s in this build; the doc of ulidflake.%[1]s does not list it", name, m)
+			}
+		}
+	}
+}
+
+// flakeMethods returns the exported methods of each type declared in
+// package flake's source files, whatever their build constraints.
+func flakeMethods(t *testing.T) map[string]map[string]bool {
+	t.Helper()
+	files, err := filepath.Glob("flake/*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("flake's sources: %v", err)
+	}
+	out := map[string]map[string]bool{}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range file.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Recv == nil || !fn.Name.IsExported() {
+				continue
+			}
+			recv := fn.Recv.List[0].Type
+			if star, ok := recv.(*ast.StarExpr); ok {
+				recv = star.X
+			}
+			if id, ok := recv.(*ast.Ident); ok {
+				if out[id.Name] == nil {
+					out[id.Name] = map[string]bool{}
+				}
+				out[id.Name][fn.Name.Name] = true
+			}
+		}
+	}
+	return out
+}
+
+// aliasDocs returns the doc comment of each type declared in ulidflake.go.
+func aliasDocs(t *testing.T) map[string]string {
+	t.Helper()
+	file, err := parser.ParseFile(token.NewFileSet(), "ulidflake.go", nil, parser.ParseComments|parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, d := range file.Decls {
+		gen, ok := d.(*ast.GenDecl)
+		if !ok || gen.Tok != token.TYPE {
+			continue
+		}
+		for _, s := range gen.Specs {
+			doc := gen.Doc
+			if spec := s.(*ast.TypeSpec); spec.Doc != nil {
+				doc = spec.Doc
+			}
+			out[s.(*ast.TypeSpec).Name.Name] = doc.Text()
+		}
+	}
+	return out
+}
+
+// TestDocSnippetsNeedOneImport: users are told that ulidflake is the one
+// import most code needs, so a Go snippet of the docs that uses package
+// ulidflake names neither flake nor sqltype, and every ulidflake.Name the
+// docs write is declared by this package.
+func TestDocSnippetsNeedOneImport(t *testing.T) {
+	declared := rootNames(t)
+	docs, _ := filepath.Glob("docs/*.md")
+	docs = append(docs, "README.md")
+	fence := regexp.MustCompile("(?ms)^[ \t]*```go\n(.*?)^[ \t]*```")
+	other := regexp.MustCompile(`(?:^|[^\w./])((?:flake|sqltype)\.[A-Z]\w*)`)
+	root := regexp.MustCompile(`\bulidflake\.([A-Z]\w*)`)
+	snippets := 0
+	for _, doc := range docs {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range fence.FindAllStringSubmatch(string(b), -1) {
+			snippets++
+			if code := m[1]; root.MatchString(code) {
+				for _, o := range other.FindAllStringSubmatch(code, -1) {
+					t.Errorf("%s: a snippet that imports ulidflake names %s: use (or add) its ulidflake name", doc, o[1])
+				}
+			}
+		}
+		for _, m := range root.FindAllStringSubmatch(string(b), -1) {
+			if !declared[m[1]] {
+				t.Errorf("%s names ulidflake.%s, which package ulidflake does not declare", doc, m[1])
+			}
+		}
+	}
+	if snippets < 10 {
+		t.Fatalf("found only %d Go snippets: is the fence pattern wrong?", snippets)
+	}
+}
+
+// rootNames returns the exported names that ulidflake.go declares.
+func rootNames(t *testing.T) map[string]bool {
+	t.Helper()
+	file, err := parser.ParseFile(token.NewFileSet(), "ulidflake.go", nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, d := range file.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			out[d.Name.Name] = d.Recv == nil && d.Name.IsExported()
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					out[s.Name.Name] = s.Name.IsExported()
+				case *ast.ValueSpec:
+					for _, n := range s.Names {
+						out[n.Name] = n.IsExported()
+					}
+				}
+			}
+		}
+	}
+	return out
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/ulidflake/ulidflake"
-	"github.com/ulidflake/ulidflake/flake"
 )
 
 func ExampleNew() {
@@ -28,8 +27,55 @@ func ExampleNewWait() {
 
 func ExampleParse() {
 	id, err := ulidflake.Parse("00EZJCRCB4650")
-	fmt.Println(id.Int64(), id.Time().Format(flake.RFC3339Milli), err)
+	fmt.Println(id.Int64(), id.Time().Format(time.RFC3339Nano), err)
 	// Output: 16873543940839584 2024-07-05T05:57:45.483Z <nil>
+}
+
+// From a bigint read as text, as a URL or a CSV file carries it.
+func ExampleParseInt() {
+	id, err := ulidflake.ParseInt("16873543940839584")
+	fmt.Println(id, err)
+	_, err = ulidflake.ParseInt("-1")
+	fmt.Println(err != nil)
+	// Output:
+	// 00EZJCRCB4650 <nil>
+	// true
+}
+
+// From an int64 that did not come from an ID: ulidflake.ID(v) would take
+// a negative v.
+func ExampleFromInt() {
+	id, err := ulidflake.FromInt(16873543940839584)
+	fmt.Println(id, err)
+	_, err = ulidflake.FromInt(-5)
+	fmt.Println(err != nil)
+	// Output:
+	// 00EZJCRCB4650 <nil>
+	// true
+}
+
+// A backfill: an ID for an old row's own time. A time before the epoch
+// (2024-01-01) is refused, never clamped.
+func ExampleNewAt() {
+	at := time.Date(2024, 7, 5, 5, 57, 45, 483e6, time.UTC)
+	id, err := ulidflake.NewAt(at)
+	fmt.Println(id.Time().Equal(at), err)
+	_, err = ulidflake.NewAt(time.Date(2023, 12, 31, 0, 0, 0, 0, time.UTC))
+	fmt.Println(errors.Is(err, ulidflake.ErrTimeRange))
+	// Output:
+	// true <nil>
+	// true
+}
+
+// New refuses past this millisecond's capacity rather than wait; a burst
+// that may exceed it waits for the next millisecond with NewWait.
+func ExampleErrMonotonicOverflow() {
+	id, err := ulidflake.New()
+	if errors.Is(err, ulidflake.ErrMonotonicOverflow) {
+		id, err = ulidflake.NewWait(context.Background())
+	}
+	fmt.Println(!id.IsZero(), err)
+	// Output: true <nil>
 }
 
 func ExampleMustParse() {
@@ -43,13 +89,43 @@ func ExampleMustParse() {
 }
 
 func ExampleNewGenerator() {
-	g, err := ulidflake.NewGenerator(flake.WithSID(3))
+	g, err := ulidflake.NewGenerator(ulidflake.WithSID(3))
 	if err != nil {
 		panic(err)
 	}
 	id, err := g.NewWait(context.Background())
 	fmt.Println(id.SID(), err)
 	// Output: 3 <nil>
+}
+
+// Generators with distinct SIDs (one per process, as package sidlease
+// hands them out) never make the same ID.
+func ExampleWithSID() {
+	a, _ := ulidflake.NewGenerator(ulidflake.WithSID(1))
+	b, _ := ulidflake.NewGenerator(ulidflake.WithSID(2))
+	x, _ := a.NewWait(context.Background())
+	y, _ := b.NewWait(context.Background())
+	fmt.Println(x.SID(), y.SID(), x != y)
+	// Output: 1 2 true
+}
+
+// An application whose history starts before 2024 counts from an earlier
+// epoch, in every program that makes or reads its IDs (and in SQL:
+// docs/sql.md, "The epoch").
+func ExampleNewEpoch() {
+	epoch, err := ulidflake.NewEpoch(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
+	fmt.Println(epoch, epoch.UnixMilli(), err)
+	// Output: 2020-01-01T00:00:00.000Z 1577836800000 <nil>
+}
+
+// An ID made under another epoch reads its time from that epoch.
+func ExampleWithEpoch() {
+	epoch, _ := ulidflake.NewEpoch(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
+	g, _ := ulidflake.NewGenerator(ulidflake.WithEpoch(epoch))
+	old := time.Date(2021, 3, 4, 5, 6, 7, 0, time.UTC)
+	id, err := g.NewAt(old)
+	fmt.Println(epoch.Time(id).Equal(old), id.Time().Equal(old), err)
+	// Output: true false <nil>
 }
 
 func ExampleGenerator_New() {

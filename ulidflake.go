@@ -10,13 +10,15 @@
 //
 //	id, err := ulidflake.New()
 //
-// [ID] is the one ID type: its text, binary and JSON forms, its fields and
-// time, and its database/sql methods (a driver.Valuer and sql.Scanner for
-// bigint columns) are documented on flake.ID, which it is. [NullID],
-// [TextID] and [Bound] wrap it for nullable columns, text columns and query
-// bounds; [Prefixed] gives it a per-entity prefix in text (cus_...) while
-// it stays a bigint. The generator's options, epochs and sentinel errors live in
-// package flake; pgx support in pgxtype; GORM support in gormplugin.
+// [ID] is the one ID type, defined in package flake (the format and the
+// generator, standard library only) so that every package of this module
+// sees the same type; its doc here lists every method. [NullID], [TextID]
+// and [Bound] (package sqltype) wrap it for nullable columns, text columns
+// and query bounds; [Prefixed] gives it a per-entity prefix in text
+// (cus_...) while it stays a bigint. A generator under another epoch or
+// with a SID takes [WithEpoch] and [WithSID]. The generator's other options
+// (entropy, clock, random source, max lead) and the errors of parsing live
+// in package flake; pgx support in pgxtype; GORM support in gormplugin.
 package ulidflake
 
 import (
@@ -27,7 +29,36 @@ import (
 	"github.com/ulidflake/ulidflake/sqltype"
 )
 
-// ID is a Ulid-Flake, for bigint columns; see flake.ID for its methods.
+// ID is a Ulid-Flake, for bigint columns. It is an alias of [flake.ID],
+// where its methods are documented (go doc flake.ID.String); they are:
+//
+//   - [flake.ID.String]: the 13-character Base32 form, 00EZJCRCB4650.
+//   - [flake.ID.Int64]: the int64 stored in the bigint column.
+//   - [flake.ID.Time]: the time it carries, under the default epoch.
+//   - [flake.ID.Timestamp]: the raw timestamp field, ms since its epoch.
+//   - [flake.ID.Randomness]: the 20-bit randomness of the stand-alone layout.
+//   - [flake.ID.ScalableRandomness]: the 15-bit randomness, scalable layout.
+//   - [flake.ID.SID]: the 5-bit SID of the scalable layout.
+//   - [flake.ID.IsZero]: whether it is the unset ID.
+//   - [flake.ID.Compare]: -1, 0 or +1, in numeric, text and time order.
+//   - [flake.ID.Format]: %s, %v, %q print the text form; %d, %x the integer.
+//   - [flake.ID.AppendText]: appends the text form to a buffer.
+//   - [flake.ID.MarshalText]: the text form, for encoding.TextMarshaler.
+//   - [flake.ID.UnmarshalText]: reads the text form, as [Parse] does.
+//   - [flake.ID.AppendBinary]: appends the 8-byte big-endian form.
+//   - [flake.ID.MarshalBinary]: the 8-byte big-endian form (gob).
+//   - [flake.ID.UnmarshalBinary]: reads the 8-byte form.
+//   - [flake.ID.MarshalJSON]: a JSON string holding the text form.
+//   - [flake.ID.UnmarshalJSON]: reads that string, or a bare number up to 2^53.
+//   - [flake.ID.MarshalJSONTo]: json/v2's encoder (GOEXPERIMENT=jsonv2).
+//   - [flake.ID.UnmarshalJSONFrom]: json/v2's decoder (GOEXPERIMENT=jsonv2).
+//   - [flake.ID.ColumnValue]: the int64 a bigint column stores, or [ErrZeroID].
+//   - [flake.ID.Value]: that int64 for database/sql, a driver.Valuer.
+//   - [flake.ID.Scan]: reads a bigint from database/sql; NULL is refused.
+//   - [flake.ID.GormDataType]: declares a GORM column as a plain bigint.
+//   - [flake.ID.MarshalGQL]: the GraphQL string (gqlgen).
+//   - [flake.ID.UnmarshalGQL]: reads a GraphQL string (gqlgen).
+//   - [flake.ID.Bind]: reads a URL parameter (oapi-codegen).
 type ID = flake.ID
 
 // NullID is an ID for a nullable bigint column; see sqltype.NullID.
@@ -71,15 +102,48 @@ var ErrPrefix = flake.ErrPrefix
 // and by GORM: flake.ErrZeroID.
 var ErrZeroID = flake.ErrZeroID
 
-// Generator makes IDs; see flake.Generator.
+// ErrMonotonicOverflow is the error of [New] and [Generator]'s New when
+// this millisecond's IDs are used up: flake.ErrMonotonicOverflow.
+var ErrMonotonicOverflow = flake.ErrMonotonicOverflow
+
+// ErrTimeRange is the error of [NewAt] for a time before the epoch or
+// past the last millisecond an ID holds: flake.ErrTimeRange.
+var ErrTimeRange = flake.ErrTimeRange
+
+// Generator makes IDs. It is an alias of [flake.Generator], where its
+// methods are documented: [flake.Generator.New], [flake.Generator.NewWait],
+// [flake.Generator.NewAt], [flake.Generator.Epoch], [flake.Generator.Ceiling]
+// and [flake.Generator.Reset].
 type Generator = flake.Generator
 
-// NewGenerator returns a generator configured by flake options
-// (flake.WithSID, flake.WithEpoch, flake.WithEntropy, ...).
-func NewGenerator(opts ...flake.Option) (*Generator, error) { return flake.NewGenerator(opts...) }
+// Option configures a [Generator]: [WithEpoch], [WithSID], and the
+// options of package flake (flake.WithEntropy, flake.WithClock, ...).
+type Option = flake.Option
+
+// NewGenerator returns a generator configured by opts; see
+// flake.NewGenerator.
+func NewGenerator(opts ...Option) (*Generator, error) { return flake.NewGenerator(opts...) }
+
+// WithSID selects the scalable layout with the SID sid (0..31):
+// generators with distinct SIDs never make the same ID; see flake.WithSID.
+func WithSID(sid int) Option { return flake.WithSID(sid) }
+
+// Epoch is the time an ID's timestamp counts from. It is an alias of
+// [flake.Epoch], where its methods are documented: [flake.Epoch.Time],
+// [flake.Epoch.MinID], [flake.Epoch.MaxID], [flake.Epoch.Timestamp],
+// [flake.Epoch.UnixMilli] and [flake.Epoch.String].
+type Epoch = flake.Epoch
+
+// NewEpoch returns the epoch that starts at t, truncated to the
+// millisecond; see flake.NewEpoch.
+func NewEpoch(t time.Time) (Epoch, error) { return flake.NewEpoch(t) }
+
+// WithEpoch makes a generator count from e instead of the default epoch,
+// 2024-01-01; see flake.WithEpoch. Read its IDs' times with e.Time(id).
+func WithEpoch(e Epoch) Option { return flake.WithEpoch(e) }
 
 // New returns an ID from the process's default stand-alone generator. It
-// returns flake.ErrMonotonicOverflow when this millisecond's capacity (at
+// returns [ErrMonotonicOverflow] when this millisecond's capacity (at
 // least flake.MinBurst, 2,056 IDs, about 6,000 on average) is used up;
 // [NewWait] waits instead.
 func New() (ID, error) { return flake.New() }
@@ -89,7 +153,8 @@ func New() (ID, error) { return flake.New() }
 func NewWait(ctx context.Context) (ID, error) { return flake.NewWait(ctx) }
 
 // NewAt returns a new ID for the time t rather than the clock, for
-// backfills (docs/backfill.md). See [flake.Generator.NewAt].
+// backfills (docs/backfill.md), or [ErrTimeRange]. See
+// [flake.Generator.NewAt].
 func NewAt(t time.Time) (ID, error) { return flake.NewAt(t) }
 
 // Parse decodes the 13-character text form; see flake.Parse.
@@ -97,6 +162,14 @@ func Parse(s string) (ID, error) { return flake.Parse(s) }
 
 // MustParse is like [Parse] but panics on error.
 func MustParse(s string) ID { return flake.MustParse(s) }
+
+// ParseInt decodes the decimal integer form, as a bigint prints; see
+// flake.ParseInt.
+func ParseInt(s string) (ID, error) { return flake.ParseInt(s) }
+
+// FromInt returns the ID with the value v, refusing a negative v, for an
+// int64 from a source you do not trust; see flake.FromInt.
+func FromInt(v int64) (ID, error) { return flake.FromInt(v) }
 
 // MinID returns the smallest ID of t's millisecond under the default
 // epoch, the lower bound of a time-range query (id >= MinID(from) AND id <
