@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# Users' dependency graph: a scratch module that imports the root package
-# must list no test harness, container, SQLite, plotting or telemetry module
-# in `go list -m all`: the harness, the integration tests, the quickstart and
-# the examples are modules of their own. What it does list is pgx and GORM
-# (required by pgxtype, sidlease, migrations and gormplugin) and what their
-# go.mod files bring (stretchr/testify through pgx's).
+# Users' dependency graph, from a scratch module that requires this one as
+# users do (GOWORK off):
+#  1. each package imports, from outside the standard library and this
+#     module, exactly the modules the README says it needs: flake, sqltype,
+#     migrations (database/sql only) and the root package none; pgxtype,
+#     sidlease and the CLI pgx; gormplugin GORM. Both ways: a package that
+#     starts needing a module, or stops needing one the README names, fails.
+#  2. `go list -m all` lists no test harness, container, SQLite, plotting or
+#     telemetry module: the harness, the integration tests, the quickstart
+#     and the examples are modules of their own. It does list pgx and GORM
+#     (this module requires them) and what their go.mod files bring
+#     (stretchr/testify through pgx's).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+mod=github.com/ulidflake/ulidflake
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
@@ -19,12 +26,56 @@ func main() { _, _ = ulidflake.New() }
 GO
 export GOWORK=off GOFLAGS=-mod=mod
 go mod init scratch >/dev/null 2>&1
-go mod edit -require=github.com/ulidflake/ulidflake@v0.0.0 -replace=github.com/ulidflake/ulidflake="$root"
+go mod edit -require=$mod@v0.0.0 -replace=$mod="$root"
 go mod tidy >/dev/null 2>&1
 go build ./...
+
+# needs PKG prints the modules, other than the standard library and this
+# one, whose packages PKG or the packages of this module it links import
+# directly: what it needs, not what those modules need in turn.
+needs() {
+	go list -deps -f '{{.ImportPath}}|{{with .Module}}{{.Path}}{{end}}|{{join .Imports ","}}' "$1" |
+		awk -F'|' -v self=$mod '
+			{ module[$1] = $2 }
+			$2 == self { imports[++n] = $3 }
+			END {
+				for (i = 1; i <= n; i++) {
+					k = split(imports[i], a, ",")
+					for (j = 1; j <= k; j++)
+						if (module[a[j]] != "" && module[a[j]] != self) print module[a[j]]
+				}
+			}' | sort -u | paste -sd' ' -
+}
+pgx=github.com/jackc/pgx/v5
+gorm=gorm.io/gorm
+bad=0
+while read -r pkg want; do
+	got=$(needs "$mod$pkg")
+	printf '%-22s needs %s\n' "${pkg:-/ (root)}" "${got:-the standard library only}"
+	if [ "$got" != "$want" ]; then
+		echo "  want ${want:-the standard library only}: fix the package or the README's Install section"
+		bad=1
+	fi
+done <<LIST
+
+/flake
+/sqltype
+/migrations
+/pgxtype $pgx
+/sidlease $pgx
+/gormplugin $gorm
+/cmd/ulidflake $pgx
+LIST
+if [ "$(go list $mod/... | wc -l)" -ne 8 ]; then
+	echo "the module has $(go list $mod/... | wc -l) packages, this list 8: add the new one"
+	bad=1
+fi
+
 mods=$(go list -m all)
 echo "$mods"
 echo "$(echo "$mods" | wc -l) modules; go mod graph: $(go mod graph | wc -l) lines"
 if echo "$mods" | grep -Ei 'testcontainers|moby|docker|containerd|sqlite|glebarez|modernc|opentelemetry|gonum|ent$|entgo|uptrace|sqlc'; then
-	echo "users' graph holds a test, container or example module (above)"; exit 1
+	echo "users' graph holds a test, container or example module (above)"
+	bad=1
 fi
+exit $bad
