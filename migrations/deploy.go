@@ -20,8 +20,8 @@ func refuseAhead(err error, o options) error {
 	op := "up"
 	switch {
 	case o.targetSet:
-		op = "to"
-	case o.down > 0:
+		op = "target"
+	case o.dir == DirectionDown:
 		op = "down"
 	}
 	return &AheadError{Database: ahead.Database, Build: ahead.Build, Op: op}
@@ -168,7 +168,7 @@ func checkEpoch(ctx context.Context, tx execer, current int, want *flake.Epoch) 
 		return fmt.Errorf("migrations: reading the epoch: %w", err)
 	}
 	if ms != want.UnixMilli() {
-		return fmt.Errorf("%w: the functions count from Unix ms %d (%s), not %d (%s): every replica must pass the same Epoch, the one its generators use (changing the installed one: docs/sql.md, \"The epoch\")",
+		return fmt.Errorf("%w: the functions count from Unix ms %d (%s), not %d (%s): every replica must pass the same WithEpoch, the one its generators use (changing the installed one: docs/sql.md, \"The epoch\")",
 			ErrEpoch, ms, time.UnixMilli(ms).UTC().Format(flake.RFC3339Milli), want.UnixMilli(), want)
 	}
 	return nil
@@ -238,7 +238,7 @@ func schemaOwned(ctx context.Context, tx execer) error {
 		return fmt.Errorf("migrations: reading the install schema's owner: %w", err)
 	}
 	if owner.Valid {
-		return fmt.Errorf("%w: the install schema (the first of search_path that exists, unless Schema names it; \"$user\" finds a schema named after this role) is owned by %q, who could drop ulid_flake_state or the functions and make its own (another epoch, offset or SID); install in a schema this role owns (Schema), or, if %[2]q is meant to own the install, run Migrate as it", ErrForeignOwner, owner.String)
+		return fmt.Errorf("%w: the install schema (the first of search_path that exists, unless WithSchema names it; \"$user\" finds a schema named after this role) is owned by %q, who could drop ulid_flake_state or the functions and make its own (another epoch, offset or SID); install in a schema this role owns (WithSchema), or, if %[2]q is meant to own the install, run Migrate as it", ErrForeignOwner, owner.String)
 	}
 	return nil
 }

@@ -13,7 +13,7 @@ var (
 	ErrDuplicate = errors.New("migrations: duplicate migration")
 	// ErrUnknownVersion: the database records a version this package does not have.
 	ErrUnknownVersion = errors.New("migrations: unknown version in the database")
-	// ErrTarget: a target version that does not exist.
+	// ErrTarget: a target version, or a [Direction], that does not exist.
 	ErrTarget = errors.New("migrations: no such target version")
 )
 
@@ -21,8 +21,8 @@ var (
 var (
 	// ErrAhead: the database records versions this build does not know (a
 	// newer release migrated it, as in a rolling deploy). Migrate's up does
-	// nothing and returns an *AheadError that wraps it; Down and To refuse
-	// with one. Callers of an older release can treat errors.Is(err,
+	// nothing and returns an *AheadError that wraps it; [DirectionDown] and
+	// [WithTarget] refuse with one. Callers of an older release can treat errors.Is(err,
 	// ErrAhead) from an up as "nothing to do".
 	ErrAhead = errors.New("migrations: the database is ahead of this build")
 	// ErrSchema: the schema cannot be the install schema: search_path does
@@ -41,8 +41,8 @@ var (
 	// the database's.
 	ErrForeignOwner = errors.New("migrations: the install holds objects of another role")
 	// ErrEpoch: the functions were installed with another epoch than the
-	// one [Epoch] gives, or version 7 would fix an epoch other than the one
-	// the settings gave sessions that made IDs, or [Epoch] is given with a
+	// one [WithEpoch] gives, or version 7 would fix an epoch other than the one
+	// the settings gave sessions that made IDs, or [WithEpoch] is given with a
 	// target below version 7 (where nothing keeps it), or ulid_flake_ext
 	// 1.0 (which reads the epoch from the setting) is beside version 7. Migrate never
 	// changes an installed epoch (that moves the time of every ID already
@@ -87,7 +87,7 @@ var (
 type AheadError struct {
 	Database int    // the newest version the database records
 	Build    int    // the newest version this build knows
-	Op       string // "up" (nothing done), "down" or "to" (refused)
+	Op       string // "up" (nothing done), "down" or "target" (refused)
 }
 
 func (e *AheadError) Error() string {

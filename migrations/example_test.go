@@ -36,8 +36,8 @@ func ExampleMigrate() {
 }
 
 // The application's generators count from 2020-01-01, and so must the
-// SQL functions: every replica passes the same Epoch.
-func ExampleEpoch() {
+// SQL functions: every replica passes the same WithEpoch.
+func ExampleWithEpoch() {
 	url := os.Getenv("DATABASE_URL")
 	if url == "" {
 		return // needs a server
@@ -51,7 +51,7 @@ func ExampleEpoch() {
 	if err != nil {
 		panic(err)
 	}
-	_, err = migrations.Migrate(context.Background(), db, migrations.Epoch(epoch))
+	_, err = migrations.Migrate(context.Background(), db, migrations.WithEpoch(epoch))
 	if errors.Is(err, migrations.ErrEpoch) {
 		panic(err) // installed with another epoch: see ulid_flake_set_epoch
 	}
@@ -65,14 +65,33 @@ func ExampleEpoch() {
 	_ = gen // IDs made here and by DEFAULT ulid_flake() read the same times
 }
 
-func ExampleDryRun() {
+func ExampleWithDryRun() {
 	url := os.Getenv("DATABASE_URL")
 	if url == "" {
 		return // needs a server: the dry run reads the version table
 	}
 	db, _ := sql.Open("pgx", url)
 	defer db.Close()
-	_, _ = migrations.Migrate(context.Background(), db, migrations.DryRun(os.Stdout))
+	_, _ = migrations.Migrate(context.Background(), db, migrations.WithDryRun(os.Stdout))
+}
+
+// A release is rolled back: revert the newest version this build knows,
+// in the schema the application installed into.
+func ExampleWithDirection() {
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		return // needs a server
+	}
+	db, _ := sql.Open("pgx", url)
+	defer db.Close()
+	steps, err := migrations.Migrate(context.Background(), db,
+		migrations.WithSchema("ids"), migrations.WithDirection(migrations.DirectionDown))
+	if err != nil {
+		panic(err)
+	}
+	for _, s := range steps {
+		fmt.Println(s.Direction, s.Version, s.Name)
+	}
 }
 
 func ExampleAll() {

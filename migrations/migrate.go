@@ -18,12 +18,13 @@ const DefaultTable = "ulid_flake_migrations"
 // (pg_advisory_xact_lock). It is "ulidflak" read as a big-endian integer.
 const lockKey = 0x756c6964666c616b
 
-// Option configures [Migrate].
+// Option configures [Migrate]. The options are named WithX, as in flake,
+// sidlease and gormplugin.
 type Option func(*options)
 
 type options struct {
 	target    int // -1: latest
-	down      int // steps down; 0: none
+	dir       Direction
 	dryRun    io.Writer
 	schema    string
 	table     string
@@ -31,41 +32,46 @@ type options struct {
 	epoch     *flake.Epoch
 }
 
-// To migrates up or down to version v (0 removes everything).
-func To(v int) Option { return func(o *options) { o.target, o.targetSet = v, true } }
+// WithTarget migrates up or down to version v (0 removes everything). It
+// takes precedence over [WithDirection].
+func WithTarget(v int) Option { return func(o *options) { o.target, o.targetSet = v, true } }
 
-// Down reverts the newest version this build knows, if it is applied, and
-// nothing else: calling it again, or from several processes, does no more.
-// Run it alone: callers that migrate up at the same time undo it.
-// Use [To] to go further down. Like every step, it reads the version
-// table of the schema it changes: [Schema], else the first schema of the
-// caller's search_path that exists.
-func Down() Option { return func(o *options) { o.down = 1 } }
+// WithDirection says which way Migrate goes, as [Conversion.Apply] takes
+// it. [DirectionUp], the default, applies every version this build knows.
+// [DirectionDown] reverts the newest version this build knows, if it is
+// applied, and nothing else: calling it again, or from several processes,
+// does no more. Run it alone: callers that migrate up at the same time
+// undo it. Use [WithTarget] to go further down. Like every step, it reads
+// the version table of the schema it changes: [WithSchema], else the first
+// schema of the caller's search_path that exists. Another Direction is
+// refused with [ErrTarget].
+func WithDirection(d Direction) Option { return func(o *options) { o.dir = d } }
 
-// DryRun writes the SQL that would run, with the transaction around each
-// version, to w, and runs nothing.
-func DryRun(w io.Writer) Option { return func(o *options) { o.dryRun = w } }
+// WithDryRun writes the SQL that would run, with the transaction around
+// each version, to w, and runs nothing.
+func WithDryRun(w io.Writer) Option { return func(o *options) { o.dryRun = w } }
 
-// Schema installs into schema, which must exist: each version runs with
-// search_path set to it. The version table lives there too.
-func Schema(schema string) Option { return func(o *options) { o.schema = schema } }
+// WithSchema installs into schema, which must exist: each version runs
+// with search_path set to it. The version table lives there too.
+func WithSchema(schema string) Option { return func(o *options) { o.schema = schema } }
 
-// Table names the version table (default ulid_flake_migrations).
-func Table(name string) Option { return func(o *options) { o.table = name } }
+// WithTable names the version table (default ulid_flake_migrations).
+func WithTable(name string) Option { return func(o *options) { o.table = name } }
 
-// Epoch installs the functions with epoch e, the one the application's Go
-// generators use ([flake.WithEpoch]); without it they count from the
+// WithEpoch installs the functions with epoch e, the one the application's
+// Go generators use ([flake.WithEpoch]); without it they count from the
 // setting ulid_flake.epoch_ms as it reads in Migrate's sessions, else from
 // the default, 2024-01-01. Version 7 fixes the epoch at install. On a
 // database that has version 7 with another epoch, Migrate returns
-// [ErrEpoch] and changes nothing: give Epoch on every replica, the same.
-func Epoch(e flake.Epoch) Option { return func(o *options) { o.epoch = &e } }
+// [ErrEpoch] and changes nothing: give WithEpoch on every replica, the
+// same.
+func WithEpoch(e flake.Epoch) Option { return func(o *options) { o.epoch = &e } }
 
 // Step is one version applied or reverted (or, in a dry run, planned).
 type Step struct {
-	Version int
-	Name    string
-	Up      bool
+	Version   int
+	Name      string
+	Direction Direction
 }
 
 // Migrate brings db to the latest version (or as the options say) and
@@ -80,8 +86,8 @@ type Step struct {
 // advisory lock (pg_advisory_xact_lock, so it also works through a
 // transaction pooler), then creates the version table if it is missing and
 // reads the versions again, so the first caller does the work and the
-// others find it done and return no steps. This holds for [Down] too,
-// which reverts the newest version this build knows (when it is applied):
+// others find it done and return no steps. This holds for [DirectionDown]
+// too, which reverts the newest version this build knows (when it is applied):
 // callers that run it together revert that one version between them.
 func Migrate(ctx context.Context, db *sql.DB, opts ...Option) ([]Step, error) {
 	all, err := All()
@@ -94,15 +100,18 @@ func Migrate(ctx context.Context, db *sql.DB, opts ...Option) ([]Step, error) {
 // migrate is Migrate with the versions this build knows given: tests run
 // two releases at once by giving the older one fewer.
 func migrate(ctx context.Context, db *sql.DB, all []Migration, opts ...Option) ([]Step, error) {
-	o := options{target: -1, table: DefaultTable}
+	o := options{target: -1, table: DefaultTable, dir: DirectionUp}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.dir != DirectionUp && o.dir != DirectionDown {
+		return nil, fmt.Errorf("%w: direction %q (want DirectionUp or DirectionDown)", ErrTarget, string(o.dir))
 	}
 	if o.targetSet && (o.target < 0 || o.target > len(all)) {
 		return nil, fmt.Errorf("%w: %d (versions 0..%d)", ErrTarget, o.target, len(all))
 	}
-	if o.epoch != nil && ((o.targetSet && o.target < 7) || o.down > 0) {
-		return nil, fmt.Errorf("%w: Epoch is kept from version 7 on, not by a Down or a target below it", ErrEpoch)
+	if o.epoch != nil && ((o.targetSet && o.target < 7) || o.dir == DirectionDown) {
+		return nil, fmt.Errorf("%w: WithEpoch is kept from version 7 on, not by DirectionDown or a target below it", ErrEpoch)
 	}
 	table := quoteIdent(o.table)
 	if o.schema != "" {
@@ -121,7 +130,7 @@ func migrate(ctx context.Context, db *sql.DB, all []Migration, opts ...Option) (
 	switch {
 	case o.targetSet:
 		target = o.target
-	case o.down > 0:
+	case o.dir == DirectionDown:
 		// The newest version this build knows, if it is applied: the same
 		// target for every caller, whenever it starts.
 		target = min(current, len(all)-1)
@@ -131,17 +140,17 @@ func migrate(ctx context.Context, db *sql.DB, all []Migration, opts ...Option) (
 		for _, s := range plan(current, target, all) {
 			m := all[s.Version-1]
 			body := m.Down
-			if s.Up {
+			if s.Direction == DirectionUp {
 				body = m.Up
 			}
-			fmt.Fprintf(o.dryRun, "-- version %d %s (%s)\nBEGIN;\nSELECT pg_catalog.pg_advisory_xact_lock(%d);\n", s.Version, m.Name, direction(s.Up), int64(lockKey))
+			fmt.Fprintf(o.dryRun, "-- version %d %s (%s)\nBEGIN;\nSELECT pg_catalog.pg_advisory_xact_lock(%d);\n", s.Version, m.Name, s.Direction, int64(lockKey))
 			if o.schema != "" {
 				fmt.Fprintf(o.dryRun, "SET LOCAL search_path TO %s;\n", quoteIdent(o.schema))
 			}
 			if o.epoch != nil {
 				fmt.Fprintf(o.dryRun, "SET LOCAL ulid_flake.epoch_ms TO %d;\n", o.epoch.UnixMilli())
 			}
-			fmt.Fprintf(o.dryRun, "%s\n%s\nCOMMIT;\n\n", body, recordSQL(table, m, s.Up))
+			fmt.Fprintf(o.dryRun, "%s\n%s\nCOMMIT;\n\n", body, recordSQL(table, m, s.Direction))
 		}
 		return plan(current, target, all), nil
 	}
@@ -179,10 +188,10 @@ func startVersion(ctx context.Context, db *sql.DB, schema, table string, all []M
 func plan(current, target int, all []Migration) []Step {
 	var steps []Step
 	for v := current + 1; v <= target; v++ {
-		steps = append(steps, Step{Version: v, Name: all[v-1].Name, Up: true})
+		steps = append(steps, Step{Version: v, Name: all[v-1].Name, Direction: DirectionUp})
 	}
 	for v := current; v > target; v-- {
-		steps = append(steps, Step{Version: v, Name: all[v-1].Name, Up: false})
+		steps = append(steps, Step{Version: v, Name: all[v-1].Name, Direction: DirectionDown})
 	}
 	return steps
 }
@@ -237,17 +246,17 @@ func step(ctx context.Context, db *sql.DB, o options, table string, all []Migrat
 	s := steps[0]
 	m := all[s.Version-1]
 	body, record, args := m.Down, `DELETE FROM `+table+` WHERE version = $1`, []any{m.Version}
-	if s.Up {
+	if s.Direction == DirectionUp {
 		body, record, args = m.Up, `INSERT INTO `+table+` (version, name) VALUES ($1, $2)`, []any{m.Version, m.Name}
 	}
 	fail := func(err error) (Step, bool, error) {
-		return Step{}, false, fmt.Errorf("migrations: version %d %s (%s): %w", s.Version, m.Name, direction(s.Up), err)
+		return Step{}, false, fmt.Errorf("migrations: version %d %s (%s): %w", s.Version, m.Name, s.Direction, err)
 	}
 	// An up whose objects are there already (an older release adopted an
 	// install of this one, recording only the versions it knew) is
 	// recorded without running it again.
 	installed := 0
-	if s.Up {
+	if s.Direction == DirectionUp {
 		if installed, err = installedVersion(ctx, tx); err != nil {
 			return fail(err)
 		}
@@ -328,18 +337,11 @@ func currentVersion(ctx context.Context, q querier, table string, all []Migratio
 	return len(applied), nil
 }
 
-func recordSQL(table string, m Migration, up bool) string {
-	if up {
+func recordSQL(table string, m Migration, dir Direction) string {
+	if dir == DirectionUp {
 		return fmt.Sprintf("INSERT INTO %s (version, name) VALUES (%d, '%s');", table, m.Version, m.Name)
 	}
 	return fmt.Sprintf("DELETE FROM %s WHERE version = %d;", table, m.Version)
-}
-
-func direction(up bool) string {
-	if up {
-		return "up"
-	}
-	return "down"
 }
 
 func appliedVersions(ctx context.Context, q querier, table string) ([]int, error) {

@@ -19,7 +19,7 @@
 //   - The SQL itself: `ulidflake migrations up` prints it, for any other
 //     tool (with psql: `psql -v ON_ERROR_STOP=1`).
 //
-// The functions count from the epoch fixed at install: pass [Epoch] when
+// The functions count from the epoch fixed at install: pass [WithEpoch] when
 // the application's generators use another than the default
 // ([flake.WithEpoch]). docs/sql.md ("The epoch") says how to change it.
 // The SID that ulid_flake_scalable() uses when its call gives none is
@@ -29,7 +29,7 @@
 //
 // The objects land in the first schema of search_path that exists; each
 // file pins search_path to that schema alone before it creates anything.
-// To put them in a schema of their own, create it and pass [Schema] (or set
+// To put them in a schema of their own, create it and pass [WithSchema] (or set
 // search_path before running the files). Every body resolves its operators
 // and functions in pg_catalog or the install schema, whatever the caller's
 // search_path.

@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 		}
 		db := stdlib.OpenDB(*conn.Config())
 		defer db.Close()
-		if _, err := migrations.Migrate(ctx, db, migrations.Schema("ulid_flake_v6"), migrations.To(6)); err != nil {
+		if _, err := migrations.Migrate(ctx, db, migrations.WithSchema("ulid_flake_v6"), migrations.WithTarget(6)); err != nil {
 			return err
 		}
 		_, err := conn.Exec(ctx, `CREATE EXTENSION ulid_flake_ext`)

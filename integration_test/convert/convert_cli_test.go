@@ -24,7 +24,7 @@ func TestConvertCLIMessages(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		sdb := itest.StdDB(t, db)
-		_, err := migrations.Migrate(ctx, sdb, migrations.To(0))
+		_, err := migrations.Migrate(ctx, sdb, migrations.WithTarget(0))
 		require.NoError(t, err)
 		_, err = sdb.Exec(`CREATE TABLE k (id serial PRIMARY KEY); CREATE VIEW v AS SELECT id FROM k`)
 		require.NoError(t, err)

@@ -30,7 +30,7 @@ func TestConvertIgnoresPlantedFunctions(t *testing.T) {
 				CREATE SCHEMA ids; CREATE TABLE public.customers (id serial PRIMARY KEY, name text)`)
 			require.NoError(t, err)
 			t.Cleanup(func() { _, _ = db.Exec(context.Background(), `DROP ROLE IF EXISTS `+role) })
-			_, err = migrations.Migrate(ctx, sdb, migrations.Schema("ids"))
+			_, err = migrations.Migrate(ctx, sdb, migrations.WithSchema("ids"))
 			require.NoError(t, err)
 			planter, err := sdb.Conn(ctx) // kept open: its pg_temp lives as long as it does
 			require.NoError(t, err)

@@ -321,7 +321,7 @@ func TestConvertDeployments(t *testing.T) {
 		_, err = sdb.Exec(`CREATE SCHEMA ids; CREATE SCHEMA app; CREATE TABLE app.items (id serial PRIMARY KEY);
 			CREATE TABLE public.items (id serial PRIMARY KEY)`)
 		require.NoError(t, err)
-		_, err = migrations.Migrate(ctx, sdb, migrations.Schema("ids"))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithSchema("ids"))
 		require.NoError(t, err)
 		conn, err := sdb.Conn(ctx)
 		require.NoError(t, err)

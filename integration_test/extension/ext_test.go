@@ -166,7 +166,7 @@ func TestExtensionEpoch(t *testing.T) {
 		sdb, err := sql.Open("pgx", db.URL)
 		require.NoError(t, err)
 		defer sdb.Close()
-		_, err = migrations.Migrate(ctx, sdb, migrations.To(6))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(6))
 		require.NoError(t, err)
 		// Version 1.0 of the extension reads the setting alone: version 7
 		// refuses to install beside it.
@@ -343,7 +343,7 @@ func TestExtensionEpochDuringUpgrade(t *testing.T) {
 		sdb, err := sql.Open("pgx", db.URL)
 		require.NoError(t, err)
 		defer sdb.Close()
-		_, err = migrations.Migrate(ctx, sdb, migrations.To(6))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(6))
 		require.NoError(t, err)
 		all, err := migrations.All()
 		require.NoError(t, err)

@@ -71,7 +71,7 @@ func TestExtensionInstall(t *testing.T) {
 		// Another schema's install, a caller whose search_path has neither.
 		sdb := itest.StdDB(t, db)
 		require.NoError(t, exec(`CREATE SCHEMA "Ids"`))
-		_, err = migrations.Migrate(ctx, sdb, migrations.Schema("Ids"))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithSchema("Ids"))
 		require.NoError(t, err)
 		require.NoError(t, exec(`ALTER TABLE orders ALTER COLUMN id SET DEFAULT ulid_flake(); DROP EXTENSION ulid_flake_ext;
 			CREATE EXTENSION ulid_flake_ext SCHEMA "Ids"`))

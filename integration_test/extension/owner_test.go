@@ -88,7 +88,7 @@ func TestExtensionStateOwner(t *testing.T) {
 
 		// ids: installed by a superuser, then X's, then Y's.
 		exec(`CREATE SCHEMA ids`)
-		_, err = migrations.Migrate(ctx, itest.StdDB(t, db), migrations.Schema("ids"))
+		_, err = migrations.Migrate(ctx, itest.StdDB(t, db), migrations.WithSchema("ids"))
 		require.NoError(t, err)
 		exec(`DROP EXTENSION ulid_flake_ext; CREATE EXTENSION ulid_flake_ext SCHEMA ids`)
 		exec(fmt.Sprintf(`ALTER SCHEMA ids OWNER TO %s`, x))

@@ -128,7 +128,7 @@ func TestExtensionStateWriters(t *testing.T) {
 		// install stops at 7 (the state the module reads from 4 on).
 		exec(fmt.Sprintf(`CREATE SCHEMA ids;
 			ALTER DEFAULT PRIVILEGES IN SCHEMA ids GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLES TO %s`, rw))
-		_, err = migrations.Migrate(ctx, itest.StdDB(t, db), migrations.Schema("ids"), migrations.To(7))
+		_, err = migrations.Migrate(ctx, itest.StdDB(t, db), migrations.WithSchema("ids"), migrations.WithTarget(7))
 		require.NoError(t, err)
 		exec(`DROP EXTENSION ulid_flake_ext; CREATE EXTENSION ulid_flake_ext SCHEMA ids`)
 		refused("ids", rw)

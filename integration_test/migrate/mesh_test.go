@@ -127,7 +127,7 @@ func TestMeshDownRemovesTheNodes(t *testing.T) {
 					UNION ALL SELECT p.oid::regprocedure::text FROM pg_proc p WHERE p.pronamespace = current_schema()::regnamespace) s`).Scan(&o))
 				return o
 			}
-			_, err := migrations.Migrate(ctx, db, migrations.To(7))
+			_, err := migrations.Migrate(ctx, db, migrations.WithTarget(7))
 			require.NoError(t, err)
 			seven := objects()
 			_, err = migrations.Migrate(ctx, db)
@@ -135,7 +135,7 @@ func TestMeshDownRemovesTheNodes(t *testing.T) {
 			require.NotEqual(t, seven, objects())
 			_, err = db.ExecContext(ctx, `CREATE PUBLICATION mesh FOR TABLE ulid_flake_nodes`)
 			require.NoError(t, err)
-			_, err = migrations.Migrate(ctx, db, migrations.To(7))
+			_, err = migrations.Migrate(ctx, db, migrations.WithTarget(7))
 			require.NoError(t, err)
 			require.Equal(t, seven, objects(), "version 8's down leaves another schema than version 7's")
 			var published int

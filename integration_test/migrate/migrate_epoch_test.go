@@ -39,7 +39,7 @@ func sqlCode(err error) string {
 	return ""
 }
 
-// TestMigrateEpoch: migrations.Epoch installs the epoch whatever the
+// TestMigrateEpoch: migrations.WithEpoch installs the epoch whatever the
 // sessions' settings; replicas asking for another get ErrEpoch and change
 // nothing, however they race; an upgrade from 6 and a Down from 7 and up
 // again keep the epoch; an epoch Go would refuse is refused with 22023.
@@ -66,7 +66,7 @@ func TestMigrateEpoch(t *testing.T) {
 				if i%2 == 1 {
 					e = def
 				}
-				_, errs[i] = migrations.Migrate(ctx, sdb, migrations.Epoch(e))
+				_, errs[i] = migrations.Migrate(ctx, sdb, migrations.WithEpoch(e))
 			}()
 		}
 		wg.Wait()
@@ -89,12 +89,12 @@ func TestMigrateEpoch(t *testing.T) {
 		sdb.SetMaxOpenConns(1)
 		_, err = sdb.ExecContext(ctx, `SET ulid_flake.epoch_ms = 1704067200000`)
 		require.NoError(t, err)
-		_, err = migrations.Migrate(ctx, sdb, migrations.Epoch(e2020))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithEpoch(e2020))
 		require.NoError(t, err)
 		require.Equal(t, e2020.UnixMilli(), epochOf(t, ctx, sdb))
 		_, err = migrations.Migrate(ctx, sdb)
 		require.NoError(t, err)
-		_, err = migrations.Migrate(ctx, sdb, migrations.Epoch(def))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithEpoch(def))
 		require.ErrorIs(t, err, migrations.ErrEpoch)
 		require.ErrorContains(t, err, "every replica must pass the same Epoch")
 		for _, bad := range []int64{-5, 244606207777793, 900000000000000000} {
@@ -111,7 +111,7 @@ func TestMigrateEpoch(t *testing.T) {
 		// and 7 again keeps it.
 		_, err = sdb.ExecContext(ctx, `RESET ulid_flake.epoch_ms`)
 		require.NoError(t, err)
-		_, err = migrations.Migrate(ctx, sdb, migrations.To(6))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(6))
 		require.Equal(t, "55000", sqlCode(err), "%v", err)
 		require.ErrorContains(t, err, "the default: 1704067200000")
 		var dbName string
@@ -119,7 +119,7 @@ func TestMigrateEpoch(t *testing.T) {
 		_, err = sdb.ExecContext(ctx, `ALTER DATABASE `+dbName+` SET ulid_flake.epoch_ms = 1577836800000`)
 		require.NoError(t, err)
 		sdb.SetMaxIdleConns(0) // new sessions, which read the database's setting
-		_, err = migrations.Migrate(ctx, sdb, migrations.To(6))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(6))
 		require.NoError(t, err)
 		var at time.Time
 		require.NoError(t, sdb.QueryRowContext(ctx, `SELECT ulid_flake_time(0)`).Scan(&at))
@@ -134,7 +134,7 @@ func TestMigrateEpoch(t *testing.T) {
 		// the sessions without one (the default) when Epoch asks for
 		// another; until the settings all say the epoch asked for.
 		sdb = itest.EmptyDB(t, db.Server)
-		_, err = migrations.Migrate(ctx, sdb, migrations.To(6))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(6))
 		require.NoError(t, err)
 		_, err = sdb.ExecContext(ctx, `SELECT ulid_flake() FROM generate_series(1, 10)`)
 		require.NoError(t, err)
@@ -147,16 +147,16 @@ func TestMigrateEpoch(t *testing.T) {
 		require.ErrorIs(t, err, migrations.ErrEpoch)
 		require.Equal(t, "55000", sqlCode(err), "%v", err)
 		require.ErrorContains(t, err, role)
-		_, err = migrations.Migrate(ctx, sdb, migrations.Epoch(e2020))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithEpoch(e2020))
 		require.ErrorIs(t, err, migrations.ErrEpoch)
 		require.ErrorContains(t, err, "the default: 1704067200000")
 		_, err = sdb.ExecContext(ctx, `ALTER DATABASE `+dbName+` SET ulid_flake.epoch_ms = E'\t1577836800000 '`)
 		require.NoError(t, err)
-		_, err = migrations.Migrate(ctx, sdb, migrations.Epoch(e2020))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithEpoch(e2020))
 		require.ErrorIs(t, err, migrations.ErrEpoch, "a session that started before the setting had the default")
 		require.ErrorContains(t, err, "this session's start")
 		sdb.SetMaxIdleConns(0)
-		_, err = migrations.Migrate(ctx, sdb, migrations.Epoch(e2020))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithEpoch(e2020))
 		require.NoError(t, err)
 		require.Equal(t, e2020.UnixMilli(), epochOf(t, ctx, sdb))
 
@@ -164,18 +164,18 @@ func TestMigrateEpoch(t *testing.T) {
 		// read it: a Down to 6 would move its sessions.
 		_, err = sdb.ExecContext(ctx, `ALTER ROLE `+role+` IN DATABASE `+dbName+` SET ulid_flake.epoch_ms = ''`)
 		require.NoError(t, err)
-		_, err = migrations.Migrate(ctx, sdb, migrations.To(6))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(6))
 		require.Equal(t, "55000", sqlCode(err), "%v", err)
 		require.ErrorContains(t, err, role)
 
 		// Epoch with a Down or a target below 7, where nothing keeps it.
-		_, err = migrations.Migrate(ctx, sdb, migrations.Epoch(e2020), migrations.To(6))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithEpoch(e2020), migrations.WithTarget(6))
 		require.ErrorIs(t, err, migrations.ErrEpoch)
 
 		// An upgrade from 6 where the setting held another epoch keeps it.
 		sdb = itest.EmptyDB(t, db.Server)
 		sdb.SetMaxOpenConns(1)
-		_, err = migrations.Migrate(ctx, sdb, migrations.To(6))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(6))
 		require.NoError(t, err)
 		_, err = sdb.ExecContext(ctx, `SET ulid_flake.epoch_ms = 1577836800000`)
 		require.NoError(t, err)
@@ -188,7 +188,7 @@ func TestMigrateEpoch(t *testing.T) {
 		for bad, code := range map[string]string{"-5": "22023", "900000000000000000": "22023", "2020-01-01": "23514"} {
 			sdb = itest.EmptyDB(t, db.Server)
 			sdb.SetMaxOpenConns(1)
-			_, err = migrations.Migrate(ctx, sdb, migrations.To(6))
+			_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(6))
 			require.NoError(t, err)
 			_, err = sdb.ExecContext(ctx, `SET ulid_flake.epoch_ms = '`+bad+`'`)
 			require.NoError(t, err)
@@ -225,7 +225,7 @@ func TestMigrateAfterOlderReleaseAdopted(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, steps, 2)
 		epochOf(t, ctx, sdb)
-		_, err = migrations.Migrate(ctx, sdb, migrations.To(len(all)-2))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(len(all)-2))
 		require.NoError(t, err)
 		_, err = migrations.Migrate(ctx, sdb)
 		require.NoError(t, err)

@@ -99,7 +99,7 @@ func TestMigrateRefusesAForeignSchemaOwner(t *testing.T) {
 		// A schema of its own, owned by another role: the same.
 		_, err = sdb.ExecContext(ctx, `CREATE SCHEMA ids AUTHORIZATION `+other)
 		require.NoError(t, err)
-		_, err = migrations.Migrate(ctx, sdb, migrations.Schema("ids"))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithSchema("ids"))
 		require.ErrorIs(t, err, migrations.ErrForeignOwner)
 		require.ErrorContains(t, err, other)
 
@@ -136,7 +136,7 @@ func TestSIDIsFixedByTheOwner(t *testing.T) {
 		require.NoError(t, err)
 		// New connections read the database's setting.
 		sdb = openAs(t, db.Server, name, "")
-		_, err = migrations.Migrate(ctx, sdb, migrations.To(7))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(7))
 		require.NoError(t, err)
 		_, err = migrations.Migrate(ctx, sdb)
 		require.NoError(t, err)
@@ -181,12 +181,12 @@ func TestSIDIsFixedByTheOwner(t *testing.T) {
 		var got int64
 		require.NoError(t, sdb.QueryRowContext(ctx, `SELECT ulid_flake_scalable()`).Scan(&got))
 		require.Equal(t, 5, flake.ID(got).SID())
-		_, err = migrations.Migrate(ctx, sdb, migrations.Down())
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithDirection(migrations.DirectionDown))
 		require.ErrorIs(t, err, migrations.ErrSID)
 		require.ErrorContains(t, err, "ALTER ROLE "+ins+": 3")
 		_, err = sdb.ExecContext(ctx, `ALTER ROLE `+ins+` IN DATABASE `+name+` RESET ulid_flake.sid; ALTER DATABASE `+name+` SET ulid_flake.sid = 5`)
 		require.NoError(t, err)
-		_, err = migrations.Migrate(ctx, sdb, migrations.Down())
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithDirection(migrations.DirectionDown))
 		require.NoError(t, err)
 	})
 }
@@ -255,7 +255,7 @@ func TestEpochChecksNeedTheConfigFile(t *testing.T) {
 		_, err := sdb.ExecContext(ctx, `ALTER DATABASE `+name+` OWNER TO `+owner)
 		require.NoError(t, err)
 		odb := openAs(t, db.Server, name, owner)
-		_, err = migrations.Migrate(ctx, odb, migrations.To(6))
+		_, err = migrations.Migrate(ctx, odb, migrations.WithTarget(6))
 		require.NoError(t, err)
 		_, err = odb.ExecContext(ctx, `SELECT ulid_flake() FROM generate_series(1, 10)`)
 		require.NoError(t, err)
@@ -277,7 +277,7 @@ func TestEpochChecksNeedTheConfigFile(t *testing.T) {
 		require.NoError(t, err)
 
 		// The Down to 6 checks the same sources.
-		_, err = migrations.Migrate(ctx, odb, migrations.To(6))
+		_, err = migrations.Migrate(ctx, odb, migrations.WithTarget(6))
 		require.ErrorIs(t, err, migrations.ErrEpoch)
 		require.Equal(t, "42501", sqlCode(err), "%v", err)
 	})
@@ -404,7 +404,7 @@ func TestSIDUpgradeReadsEverySource(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		sdb, name := itest.EmptyDBNamed(t, db.Server)
-		_, err := migrations.Migrate(ctx, sdb, migrations.To(7))
+		_, err := migrations.Migrate(ctx, sdb, migrations.WithTarget(7))
 		require.NoError(t, err)
 		_, err = sdb.ExecContext(ctx, `ALTER DATABASE `+name+` SET ulid_flake.sid = 1`)
 		require.NoError(t, err)
@@ -467,7 +467,7 @@ func TestPlantedOverloadsNeverRun(t *testing.T) {
 		loginRole(t, db.Server, mallory, name)
 		_, err := sdb.ExecContext(ctx, `CREATE SCHEMA ids; GRANT USAGE, CREATE ON SCHEMA ids TO `+mallory)
 		require.NoError(t, err)
-		_, err = migrations.Migrate(ctx, sdb, migrations.Schema("ids"), migrations.To(7))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithSchema("ids"), migrations.WithTarget(7))
 		require.NoError(t, err)
 		escalate := `BEGIN IF current_setting('is_superuser') = 'on' THEN EXECUTE 'ALTER ROLE ` + mallory + ` SUPERUSER'; END IF; END`
 		mdb := openAs(t, db.Server, name, mallory)
@@ -480,7 +480,7 @@ func TestPlantedOverloadsNeverRun(t *testing.T) {
 			return s
 		}
 
-		_, err = migrations.Migrate(ctx, sdb, migrations.Schema("ids"))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithSchema("ids"))
 		require.ErrorIs(t, err, migrations.ErrForeignOwner)
 		require.False(t, super())
 
@@ -502,7 +502,7 @@ func TestPlantedOverloadsNeverRun(t *testing.T) {
 		// A planted overload of a function the owner's functions call by name.
 		_, err = sdb.ExecContext(ctx, `SELECT ids.ulid_flake_node_sid()`)
 		if err != nil {
-			_, err = migrations.Migrate(ctx, sdb, migrations.Schema("ids"))
+			_, err = migrations.Migrate(ctx, sdb, migrations.WithSchema("ids"))
 			require.ErrorIs(t, err, migrations.ErrForeignOwner)
 			return // version 8 did not install beside the planted helpers: refused, and nothing ran
 		}

@@ -55,7 +55,7 @@ func TestMigrateRollingDeploy(t *testing.T) {
 		ctx := context.Background()
 		db := stdlib.OpenDBFromPool(pdb.Pool)
 		defer db.Close()
-		if _, err := migrations.Migrate(ctx, db, migrations.To(latest-2)); err != nil {
+		if _, err := migrations.Migrate(ctx, db, migrations.WithTarget(latest-2)); err != nil {
 			t.Fatal(err)
 		}
 		var wg sync.WaitGroup
@@ -82,7 +82,7 @@ func TestMigrateRollingDeploy(t *testing.T) {
 		if steps, err := migrations.Migrate(ctx, db); !errors.Is(err, migrations.ErrAhead) || len(steps) != 0 {
 			t.Errorf("Up on a database ahead: %v, %v", steps, err)
 		}
-		for _, opt := range []migrations.Option{migrations.Down(), migrations.To(1), migrations.To(latest)} {
+		for _, opt := range []migrations.Option{migrations.WithDirection(migrations.DirectionDown), migrations.WithTarget(1), migrations.WithTarget(latest)} {
 			steps, err := migrations.Migrate(ctx, db, opt)
 			var ahead *migrations.AheadError
 			if !errors.As(err, &ahead) || len(steps) != 0 || ahead.Op == "up" || ahead.Database != latest+1 || ahead.Build != latest {

@@ -32,11 +32,11 @@ func TestMigrateDownReadsThePinnedSchema(t *testing.T) {
 		db.SetMaxIdleConns(0) // new connections read the database's setting
 
 		var out bytes.Buffer
-		steps, err := migrations.Migrate(ctx, db, migrations.Down(), migrations.DryRun(&out))
+		steps, err := migrations.Migrate(ctx, db, migrations.WithDirection(migrations.DirectionDown), migrations.WithDryRun(&out))
 		require.NoError(t, err)
 		require.Empty(t, steps, "the dry run planned from public's version table")
 		require.Empty(t, out.String())
-		steps, err = migrations.Migrate(ctx, db, migrations.Down())
+		steps, err = migrations.Migrate(ctx, db, migrations.WithDirection(migrations.DirectionDown))
 		require.NoError(t, err)
 		require.Empty(t, steps, "Down changed something")
 
@@ -48,7 +48,7 @@ func TestMigrateDownReadsThePinnedSchema(t *testing.T) {
 		require.Equal(t, migrations.Latest(), versions, "public's install changed")
 
 		// Named, public's install goes down one version.
-		steps, err = migrations.Migrate(ctx, db, migrations.Down(), migrations.Schema("public"))
+		steps, err = migrations.Migrate(ctx, db, migrations.WithDirection(migrations.DirectionDown), migrations.WithSchema("public"))
 		require.NoError(t, err)
 		require.Len(t, steps, 1)
 		require.Equal(t, migrations.Latest(), steps[0].Version)

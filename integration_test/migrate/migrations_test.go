@@ -37,7 +37,7 @@ func TestMigrateUpDownDryRun(t *testing.T) {
 
 		// A dry run prints and runs nothing.
 		var out bytes.Buffer
-		steps, err = migrations.Migrate(ctx, sdb, migrations.To(0), migrations.DryRun(&out))
+		steps, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(0), migrations.WithDryRun(&out))
 		require.NoError(t, err)
 		require.Len(t, steps, latest)
 		require.Contains(t, out.String(), "DROP FUNCTION ulid_flake();")
@@ -46,9 +46,9 @@ func TestMigrateUpDownDryRun(t *testing.T) {
 		require.Equal(t, 1, n)
 
 		// Down one step by default, then up again.
-		steps, err = migrations.Migrate(ctx, sdb, migrations.Down())
+		steps, err = migrations.Migrate(ctx, sdb, migrations.WithDirection(migrations.DirectionDown))
 		require.NoError(t, err)
-		require.Equal(t, []migrations.Step{{Version: latest, Name: steps[0].Name, Up: false}}, steps)
+		require.Equal(t, []migrations.Step{{Version: latest, Name: steps[0].Name, Direction: migrations.DirectionDown}}, steps)
 		if latest == 1 {
 			require.NoError(t, sdb.QueryRowContext(ctx, `SELECT count(*) FROM pg_proc WHERE proname LIKE 'ulid_flake%'`).Scan(&n))
 			require.Zero(t, n, "down removes every function")
@@ -63,7 +63,7 @@ func TestMigrateUpDownDryRun(t *testing.T) {
 		// Into a schema of its own, next to the first install.
 		_, err = sdb.ExecContext(ctx, `CREATE SCHEMA flakes`)
 		require.NoError(t, err)
-		steps, err = migrations.Migrate(ctx, sdb, migrations.Schema("flakes"))
+		steps, err = migrations.Migrate(ctx, sdb, migrations.WithSchema("flakes"))
 		require.NoError(t, err)
 		require.Len(t, steps, latest)
 		// Schema-qualified calls work whatever the search_path.
@@ -82,7 +82,7 @@ func TestMigrateUpDownDryRun(t *testing.T) {
 		require.NoError(t, err)
 		_, err = migrations.Migrate(ctx, sdb)
 		require.ErrorIs(t, err, migrations.ErrUnknownVersion)
-		_, err = migrations.Migrate(ctx, sdb, migrations.To(latest+1))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(latest+1))
 		require.ErrorIs(t, err, migrations.ErrTarget)
 	})
 }

@@ -53,9 +53,9 @@ func TestMigrateConcurrentCallers(t *testing.T) {
 			require.Equal(t, latest, all(t, db), "fresh: the versions applied once between them")
 			require.Equal(t, latest, version(t, db))
 			require.Zero(t, all(t, db), "migrated: nothing to do")
-			require.Equal(t, 1, all(t, db, migrations.Down()), "Down: one version reverted between them")
+			require.Equal(t, 1, all(t, db, migrations.WithDirection(migrations.DirectionDown)), "Down: one version reverted between them")
 			require.Equal(t, latest-1, version(t, db))
-			require.Equal(t, latest-2, all(t, db, migrations.To(1)), "To(1)")
+			require.Equal(t, latest-2, all(t, db, migrations.WithTarget(1)), "To(1)")
 			require.Equal(t, 1, version(t, db))
 			require.Equal(t, latest-1, all(t, db))
 			var id int64

@@ -101,7 +101,7 @@ func checkMovedFrom(t *testing.T, want snapshot, dst *database, in install, m mo
 		t.Logf("the extension's default before Migrate: %v", err)
 	}
 
-	steps, err := migrations.Migrate(ctx, dst.sdb, migrations.Epoch(epoch))
+	steps, err := migrations.Migrate(ctx, dst.sdb, migrations.WithEpoch(epoch))
 	require.NoError(t, err, "Migrate, with the source's epoch, on the moved database")
 	t.Logf("Migrate: %d steps %v", len(steps), steps)
 	all, err := migrations.All()

@@ -209,7 +209,7 @@ func installedDB(t *testing.T, s *pgtest.Server, in install) *database {
 func installIn(t *testing.T, db *database, in install) {
 	t.Helper()
 	ctx := context.Background()
-	_, err := migrations.Migrate(ctx, db.sdb, migrations.Epoch(epoch))
+	_, err := migrations.Migrate(ctx, db.sdb, migrations.WithEpoch(epoch))
 	require.NoError(t, err)
 	if in.ext {
 		_, err := db.pool.Exec(ctx, `CREATE EXTENSION ulid_flake_ext`)

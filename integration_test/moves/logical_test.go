@@ -157,7 +157,7 @@ func TestSubscribedStateRefused(t *testing.T) {
 				strings.ReplaceAll(src.connInfo(t), "'", "''"), slot))
 			require.NoError(t, err)
 
-			_, err = migrations.Migrate(ctx, dst.sdb, migrations.Epoch(epoch))
+			_, err = migrations.Migrate(ctx, dst.sdb, migrations.WithEpoch(epoch))
 			require.ErrorIs(t, err, migrations.ErrMesh)
 			require.ErrorContains(t, err, "ulid_flake_state is replicated into this database by subscription everything")
 
@@ -165,7 +165,7 @@ func TestSubscribedStateRefused(t *testing.T) {
 			require.NoError(t, err)
 			_, err = dst.pool.Exec(ctx, `ALTER SUBSCRIPTION everything REFRESH PUBLICATION WITH (copy_data = false)`)
 			require.NoError(t, err)
-			_, err = migrations.Migrate(ctx, dst.sdb, migrations.Epoch(epoch))
+			_, err = migrations.Migrate(ctx, dst.sdb, migrations.WithEpoch(epoch))
 			require.NoError(t, err)
 		})
 	}

@@ -106,5 +106,5 @@ func TestSQLUpgradeFrom3KeepsIDsApart(t *testing.T) {
 }
 
 func migrationsTo(ctx context.Context, db *sql.DB, schema string, v int) ([]migrations.Step, error) {
-	return migrations.Migrate(ctx, db, migrations.Schema(schema), migrations.To(v))
+	return migrations.Migrate(ctx, db, migrations.WithSchema(schema), migrations.WithTarget(v))
 }

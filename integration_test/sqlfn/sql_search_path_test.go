@@ -138,7 +138,7 @@ func TestSQLBodiesIgnoreSearchPath(t *testing.T) {
 			// Installs: Migrate into public and ids; the plain files into plain.
 			_, err = migrations.Migrate(ctx, db)
 			require.NoError(t, err)
-			_, err = migrations.Migrate(ctx, db, migrations.Schema("ids"))
+			_, err = migrations.Migrate(ctx, db, migrations.WithSchema("ids"))
 			require.NoError(t, err)
 			conn, err = db.Conn(ctx)
 			require.NoError(t, err)
