@@ -62,12 +62,11 @@ const Max ID = 1<<63 - 1
 const Zero ID = 0
 
 // FromInt returns the ID with the value v. It returns [ErrIntRange] when v is
-// negative. Zero is accepted: it is the unset ID.
+// negative. Zero is accepted: it is the unset ID. (It is [FromColumn] for
+// a value that is not NULL.)
 func FromInt(v int64) (ID, error) {
-	if v < 0 {
-		return 0, intRangeError(v)
-	}
-	return ID(v), nil
+	id, _, err := FromColumn(v, false)
+	return id, err
 }
 
 // Int64 returns the ID as an int64, the value stored in a bigint column.

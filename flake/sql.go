@@ -5,59 +5,101 @@ import (
 	"fmt"
 )
 
-// Value implements [driver.Valuer]: the int64. It returns [ErrZeroID] for
-// the zero ID, so that a key that was never filled is not stored as 0, and
-// [ErrIntRange] for a negative value. A driver cannot tell a value being
-// stored from one being compared: where zero is meant, as the first cursor
-// of keyset pagination, pass a ulidflake.Bound.
-func (id ID) Value() (driver.Value, error) {
-	if id == 0 {
-		return nil, ErrZeroID
+// FromColumn is the rule for reading a bigint column as an ID, which every
+// scan path of this module applies: [ID.Scan], sqltype's NullID and
+// TextID, pgxtype's codec. v is the column's value; null says it is NULL.
+//
+//   - NULL: err is [ErrNull], since an ID cannot hold it; valid is false,
+//     so a NullID reads it as not valid.
+//   - a negative v: err is [ErrIntRange]; no ID is negative.
+//   - 0: the zero ID, unset; valid is false, so a NullID reads it as not
+//     valid, and an ID holds it as [Zero].
+//   - any other v: the ID v, valid.
+func FromColumn(v int64, null bool) (id ID, valid bool, err error) {
+	switch {
+	case null:
+		return 0, false, ErrNull
+	case v < 0:
+		return 0, false, intRangeError(v)
 	}
-	if id < 0 {
-		return nil, fmt.Errorf("flake: ID argument: %w", intRangeError(int64(id)))
+	return ID(v), v != 0, nil
+}
+
+// ColumnValue is the rule for writing an ID to a bigint column, which
+// every encode path of this module applies: [ID.Value], sqltype's NullID,
+// TextID and Bound, pgxtype's codec. It returns the int64 that stores id,
+// [ErrZeroID] for the zero ID, so that a key that was never filled is not
+// stored as 0, and [ErrIntRange] for a negative value. It is [ID.Value]
+// without the boxing into a [driver.Value].
+func (id ID) ColumnValue() (int64, error) {
+	switch {
+	case id == 0:
+		return 0, ErrZeroID
+	case id < 0:
+		return 0, intRangeError(int64(id))
 	}
 	return int64(id), nil
 }
 
-// Scan implements [sql.Scanner]. It accepts what drivers hand over for a
-// bigint: an int64, or a decimal integer as []byte or string; an ID or *ID,
-// as code generators such as ent pass them; and any other
-// [driver.Valuer] whose value it accepts. It returns [ErrNull] for NULL (a
-// nil *ID included), [ErrType] for any other type, and the error of
-// [FromInt] or [ParseInt] for a negative value or a non-integer.
-func (id *ID) Scan(src any) error {
-	v, err := scan(src, 0)
+// Value implements [driver.Valuer]: the int64, by the rule of
+// [ID.ColumnValue]. A driver cannot tell a value being stored from one
+// being compared: where zero is meant, as the first cursor of keyset
+// pagination, pass a ulidflake.Bound.
+func (id ID) Value() (driver.Value, error) {
+	v, err := id.ColumnValue()
 	if err != nil {
-		return fmt.Errorf("flake: scanning ID: %w", err)
+		return nil, err
 	}
-	*id = v
+	return v, nil
+}
+
+// Scan implements [sql.Scanner], by the rule of [FromColumn]. It accepts
+// what drivers hand over for a bigint: an int64, or a decimal integer as
+// []byte or string; an ID or *ID, as code generators such as ent pass
+// them; and any other [driver.Valuer] whose value it accepts. It returns
+// [ErrNull] for NULL (a nil *ID included), [ErrType] for any other type,
+// and the error of [FromInt] or [ParseInt] for a negative value or a
+// non-integer. On error it leaves id unchanged.
+func (id *ID) Scan(src any) error {
+	v, null, err := column(src, 0)
+	if err != nil {
+		return err
+	}
+	got, _, err := FromColumn(v, null)
+	if err != nil {
+		return err
+	}
+	*id = got
 	return nil
 }
 
-func scan(src any, depth int) (ID, error) {
+// column returns the int64 that src, a value [ID.Scan] is given, holds,
+// or null for NULL.
+func column(src any, depth int) (v int64, null bool, err error) {
 	switch s := src.(type) {
 	case int64:
-		return FromInt(s)
+		return s, false, nil
 	case []byte:
-		return ParseInt(string(s))
+		id, err := ParseInt(string(s))
+		return int64(id), false, err
 	case string:
-		return ParseInt(s)
+		id, err := ParseInt(s)
+		return int64(id), false, err
 	case ID:
-		return FromInt(int64(s))
+		return int64(s), false, nil
 	case *ID:
 		if s == nil {
-			return 0, ErrNull
+			return 0, true, nil
 		}
-		return FromInt(int64(*s))
+		return int64(*s), false, nil
 	case nil:
-		return 0, ErrNull
+		return 0, true, nil
 	case driver.Valuer:
 		if v, err := s.Value(); err == nil && depth == 0 {
-			return scan(v, depth+1)
+			return column(v, depth+1)
 		}
 	}
-	return 0, fmt.Errorf("%w: %T %v is not an int64 or a decimal integer", ErrType, src, src)
+	return 0, false, fmt.Errorf("%w: %T %v is not an int64 or a decimal integer", ErrType, src, src)
 }
 
 // GormDataType declares a GORM column of this type as a plain bigint: not

@@ -1,6 +1,7 @@
 package pgxtype
 
 import (
+	"database/sql/driver"
 	"encoding/binary"
 	"fmt"
 	"strconv"
@@ -17,19 +18,9 @@ type codec struct{ pgtype.Int8Codec }
 
 func (c codec) PlanEncode(m *pgtype.Map, oid uint32, format int16, value any) pgtype.EncodePlan {
 	switch value.(type) {
-	case flake.ID:
+	case flake.ID, sqltype.NullID, sqltype.Bound:
 		if format == pgtype.BinaryFormatCode {
-			return encodeBinaryID{}
-		}
-		return encodeText{}
-	case sqltype.NullID:
-		if format == pgtype.BinaryFormatCode {
-			return encodeBinaryNullID{}
-		}
-		return encodeText{}
-	case sqltype.Bound:
-		if format == pgtype.BinaryFormatCode {
-			return encodeBinaryBound{}
+			return encodeBinary{}
 		}
 		return encodeText{}
 	}
@@ -38,161 +29,112 @@ func (c codec) PlanEncode(m *pgtype.Map, oid uint32, format int16, value any) pg
 
 func (c codec) PlanScan(m *pgtype.Map, oid uint32, format int16, target any) pgtype.ScanPlan {
 	switch target.(type) {
-	case *flake.ID:
+	case *flake.ID, *sqltype.NullID:
 		if format == pgtype.BinaryFormatCode {
-			return scanBinaryID{}
-		}
-		return scanText{}
-	case *sqltype.NullID:
-		if format == pgtype.BinaryFormatCode {
-			return scanBinaryNullID{}
+			return scanBinary{}
 		}
 		return scanText{}
 	}
 	return c.Int8Codec.PlanScan(m, oid, format, target)
 }
 
-// Binary plans, one per Go type: a type assertion, a check and a byte swap,
-// like pgx's own int64 plans.
+// The plans decode or encode the int8 and leave the verdict on zero, NULL
+// and negative values to flake.FromColumn and flake.ID.ColumnValue: a
+// type switch, a check and a byte swap, like pgx's own int64 plans.
 
-type encodeBinaryID struct{}
+type encodeBinary struct{}
 
-func (encodeBinaryID) Encode(value any, buf []byte) ([]byte, error) {
-	v := int64(value.(flake.ID))
-	if v <= 0 {
-		return nil, writeError(v)
-	}
-	return binary.BigEndian.AppendUint64(buf, uint64(v)), nil
-}
-
-type encodeBinaryNullID struct{}
-
-func (encodeBinaryNullID) Encode(value any, buf []byte) ([]byte, error) {
-	n := value.(sqltype.NullID)
-	if !n.Valid {
-		return nil, nil // NULL
-	}
-	if n.ID == 0 {
-		_, err := n.Value() // says that the NullID is valid but zero
+func (encodeBinary) Encode(value any, buf []byte) ([]byte, error) {
+	v, null, err := argument(value)
+	if err != nil || null {
 		return nil, err
 	}
-	if n.ID < 0 {
-		return nil, writeError(int64(n.ID))
-	}
-	return binary.BigEndian.AppendUint64(buf, uint64(n.ID)), nil
-}
-
-type encodeBinaryBound struct{}
-
-func (encodeBinaryBound) Encode(value any, buf []byte) ([]byte, error) {
-	v := int64(value.(sqltype.Bound))
-	if v < 0 {
-		return nil, writeError(v)
-	}
 	return binary.BigEndian.AppendUint64(buf, uint64(v)), nil
 }
-
-type scanBinaryID struct{}
-
-func (scanBinaryID) Scan(src []byte, target any) error {
-	if len(src) != 8 {
-		return binaryError(src)
-	}
-	v := int64(binary.BigEndian.Uint64(src))
-	if v < 0 {
-		return negativeError(v)
-	}
-	*target.(*flake.ID) = flake.ID(v)
-	return nil
-}
-
-type scanBinaryNullID struct{}
-
-func (scanBinaryNullID) Scan(src []byte, target any) error {
-	t := target.(*sqltype.NullID)
-	if src == nil {
-		*t = sqltype.NullID{}
-		return nil
-	}
-	if len(src) != 8 {
-		return binaryError(src)
-	}
-	v := int64(binary.BigEndian.Uint64(src))
-	if v < 0 {
-		return negativeError(v)
-	}
-	*t = sqltype.NullID{ID: flake.ID(v), Valid: v != 0} // a 0 is not valid, as in NullID.Scan
-	return nil
-}
-
-// Text plans (the simple protocol) serve every type.
 
 type encodeText struct{}
 
 func (encodeText) Encode(value any, buf []byte) ([]byte, error) {
-	var v int64
-	switch x := value.(type) {
-	case flake.ID:
-		v = int64(x)
-	case sqltype.NullID:
-		if !x.Valid {
-			return nil, nil
-		}
-		v = int64(x.ID)
-	case sqltype.Bound:
-		if x >= 0 {
-			return strconv.AppendInt(buf, int64(x), 10), nil
-		}
-		v = int64(x)
-	}
-	if v <= 0 {
-		return nil, writeError(v)
+	v, null, err := argument(value)
+	if err != nil || null {
+		return nil, err
 	}
 	return strconv.AppendInt(buf, v, 10), nil
+}
+
+// argument returns the int64 that value, an ID, NullID or Bound, writes, or
+// null for NULL. A valid ID takes flake.ID.ColumnValue's fast path;
+// NullID and Bound ask their own Value what they write when it refuses
+// (a not-valid or valid-but-zero NullID, a zero Bound).
+func argument(value any) (v int64, null bool, err error) {
+	var id flake.ID
+	switch x := value.(type) {
+	case flake.ID:
+		v, err = x.ColumnValue()
+		return v, false, err
+	case sqltype.NullID:
+		id = x.ID
+		if !x.Valid {
+			id = 0
+		}
+	case sqltype.Bound:
+		id = flake.ID(x)
+	}
+	if v, err := id.ColumnValue(); err == nil {
+		return v, false, nil
+	}
+	dv, err := value.(driver.Valuer).Value() // no allocation: nil, or 0
+	if err != nil {
+		return 0, false, err
+	}
+	if dv == nil {
+		return 0, true, nil
+	}
+	return dv.(int64), false, nil
+}
+
+type scanBinary struct{}
+
+func (scanBinary) Scan(src []byte, target any) error {
+	if src != nil && len(src) != 8 {
+		return fmt.Errorf("pgxtype: scanning ID: %w: int8 is %d bytes, want 8", flake.ErrLength, len(src))
+	}
+	var v int64
+	if src != nil {
+		v = int64(binary.BigEndian.Uint64(src))
+	}
+	return scanned(v, src == nil, target)
 }
 
 type scanText struct{}
 
 func (scanText) Scan(src []byte, target any) error {
-	if src == nil {
-		if n, ok := target.(*sqltype.NullID); ok {
-			*n = sqltype.NullID{}
-			return nil
+	var v int64
+	if src != nil {
+		var err error
+		if v, err = strconv.ParseInt(string(src), 10, 64); err != nil {
+			return fmt.Errorf("pgxtype: scanning ID: %w: %q is not a bigint", flake.ErrCharacter, src)
 		}
-		return binaryError(nil)
 	}
-	v, err := strconv.ParseInt(string(src), 10, 64)
-	if err != nil {
-		return fmt.Errorf("pgxtype: scanning ID: %w: %q is not a bigint", flake.ErrCharacter, src)
-	}
-	if v < 0 {
-		return negativeError(v)
-	}
+	return scanned(v, src == nil, target)
+}
+
+// scanned sets target, an *ID or *NullID, to what the column's value v, or
+// NULL, reads as by the rule of flake.FromColumn. On error it leaves
+// target unchanged.
+func scanned(v int64, null bool, target any) error {
+	id, valid, err := flake.FromColumn(v, null)
 	switch t := target.(type) {
 	case *flake.ID:
-		*t = flake.ID(v)
+		if err == nil {
+			*t = id
+		}
+		return err
 	case *sqltype.NullID:
-		*t = sqltype.NullID{ID: flake.ID(v), Valid: v != 0} // a 0 is not valid, as in NullID.Scan
+		if err != nil && !null {
+			return err
+		}
+		*t = sqltype.NullID{ID: id, Valid: valid}
 	}
 	return nil
-}
-
-// writeError is the error for an ID argument v <= 0.
-func writeError(v int64) error {
-	if v == 0 {
-		return flake.ErrZeroID
-	}
-	return fmt.Errorf("pgxtype: ID argument: %w: %d is negative", flake.ErrIntRange, v)
-}
-
-func negativeError(v int64) error {
-	return fmt.Errorf("pgxtype: scanning ID: %w: %d is negative", flake.ErrIntRange, v)
-}
-
-// binaryError is the error for a NULL (src nil) or a malformed int8.
-func binaryError(src []byte) error {
-	if src == nil {
-		return fmt.Errorf("pgxtype: %w", flake.ErrNull)
-	}
-	return fmt.Errorf("pgxtype: scanning ID: %w: int8 is %d bytes, want 8", flake.ErrLength, len(src))
 }

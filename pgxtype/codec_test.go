@@ -1,7 +1,10 @@
 package pgxtype
 
 import (
+	"encoding/binary"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -135,4 +138,88 @@ func TestRegisteredNoAllocations(t *testing.T) {
 	if allocs := testing.AllocsPerRun(100, func() { _ = scan.Scan(sampleBytes, &id) }); allocs == 0 {
 		t.Errorf("the unregistered Scanner path allocated nothing: the check above proves nothing")
 	}
+}
+
+// The plans leave zero, NULL and negative values to flake's one rule, in
+// both formats, and their errors name flake once: a NULL scanned into an
+// ID was "pgxtype: flake: NULL scanned ...".
+func TestCodecRule(t *testing.T) {
+	m := registered()
+	const negative = "flake: integer out of range: -5 is negative"
+	for _, format := range []int16{pgtype.BinaryFormatCode, pgtype.TextFormatCode} {
+		for _, tc := range []struct {
+			arg  any
+			want string // the bytes as text, or the error
+			err  error
+		}{
+			{flake.ID(0), flake.ErrZeroID.Error(), flake.ErrZeroID},
+			{flake.ID(-5), negative, flake.ErrIntRange},
+			{flake.Max, "9223372036854775807", nil},
+			{sqltype.NullID{}, "NULL", nil},
+			{sqltype.NullID{ID: 7}, "NULL", nil},
+			{sqltype.NullID{Valid: true}, "sqltype: NullID{Valid: true} holds the zero ID", flake.ErrZeroID},
+			{sqltype.NullID{ID: -5, Valid: true}, negative, flake.ErrIntRange},
+			{sqltype.NullID{ID: flake.Max, Valid: true}, "9223372036854775807", nil},
+			{sqltype.Bound(0), "0", nil},
+			{sqltype.Bound(-5), negative, flake.ErrIntRange},
+			{sqltype.Bound(flake.Max), "9223372036854775807", nil},
+		} {
+			buf, err := m.Encode(pgtype.Int8OID, format, tc.arg, nil)
+			got := "NULL"
+			switch {
+			case err != nil:
+				got = err.Error()
+			case buf != nil && format == pgtype.BinaryFormatCode:
+				var v int64
+				if err := m.Scan(pgtype.Int8OID, format, buf, &v); err != nil {
+					t.Fatal(err)
+				}
+				got = strconv.FormatInt(v, 10)
+			case buf != nil:
+				got = string(buf)
+			}
+			if !errors.Is(err, tc.err) || (err == nil) != (tc.err == nil) || !strings.Contains(got, tc.want) || strings.Count(got, "flake: ") > 1 {
+				t.Errorf("format %d: Encode(%#v) = %s, %v; want %s", format, tc.arg, got, err, tc.want)
+			}
+		}
+	}
+	for _, format := range []int16{pgtype.BinaryFormatCode, pgtype.TextFormatCode} {
+		for _, tc := range []struct {
+			v      []byte // nil: NULL
+			id     string
+			idErr  string
+			nullID sqltype.NullID
+		}{
+			{nil, "", "flake: NULL scanned into a non-null ID (use NullID)", sqltype.NullID{}},
+			{int8Bytes(format, 0), "0000000000000", "", sqltype.NullID{}},
+			{int8Bytes(format, -5), "", negative, sqltype.NullID{ID: 1, Valid: true}},
+			{int8Bytes(format, int64(flake.Max)), "7ZZZZZZZZZZZZ", "", sqltype.NullID{ID: flake.Max, Valid: true}},
+		} {
+			id := flake.ID(1)
+			err := m.Scan(pgtype.Int8OID, format, tc.v, &id)
+			if got := id.String(); err != nil {
+				got = err.Error()
+				if id != 1 {
+					t.Errorf("format %d: failed Scan(%q) changed the ID to %d", format, tc.v, id)
+				}
+				if got != tc.idErr {
+					t.Errorf("format %d: Scan(%q) into an ID: %s, want %s", format, tc.v, got, tc.idErr+tc.id)
+				}
+			} else if got != tc.id {
+				t.Errorf("format %d: Scan(%q) into an ID: %s, want %s", format, tc.v, got, tc.idErr+tc.id)
+			}
+			n := sqltype.NullID{ID: 1, Valid: true}
+			err = m.Scan(pgtype.Int8OID, format, tc.v, &n)
+			if n != tc.nullID || (err != nil) != (tc.idErr == negative) {
+				t.Errorf("format %d: Scan(%q) into a NullID: %+v, %v; want %+v", format, tc.v, n, err, tc.nullID)
+			}
+		}
+	}
+}
+
+func int8Bytes(format int16, v int64) []byte {
+	if format == pgtype.TextFormatCode {
+		return strconv.AppendInt(nil, v, 10)
+	}
+	return binary.BigEndian.AppendUint64(nil, uint64(v))
 }

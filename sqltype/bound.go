@@ -15,13 +15,18 @@ import (
 //	rows, err := db.Query(`SELECT id, name FROM customers WHERE id > $1 ORDER BY id LIMIT 100`, sqltype.Bound(cursor))
 type Bound flake.ID
 
-// Value implements [driver.Valuer]: the int64, 0 for the zero ID. It
-// returns flake.ErrIntRange for a negative value.
+// Value implements [driver.Valuer]: the int64, 0 for the zero ID. Any
+// other ID is written by the rule of flake.ID.ColumnValue, which returns
+// flake.ErrIntRange for a negative value.
 func (b Bound) Value() (driver.Value, error) {
-	if b < 0 {
-		return nil, fmt.Errorf("sqltype: bound: %w: %d is negative", flake.ErrIntRange, int64(b))
+	if b == 0 {
+		return int64(0), nil // below every ID
 	}
-	return int64(b), nil
+	v, err := flake.ID(b).ColumnValue()
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 // String returns the 13-character text form.

@@ -17,6 +17,10 @@
 // the "from the start" cursor of keyset pagination (WHERE id > $1), pass
 // [Bound](cursor): it writes the zero ID as 0, which sorts below every ID.
 //
-// This package depends on the standard library only; most programs use its
-// types through the root package github.com/ulidflake/ulidflake.
+// Every type reads zero, NULL and negative values by flake.FromColumn and
+// writes them by flake.ID.ColumnValue, the one rule of the module's scan
+// and encode paths.
+//
+// This package imports only the standard library and flake; most programs
+// use its types through the root package github.com/ulidflake/ulidflake.
 package sqltype

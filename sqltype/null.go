@@ -2,6 +2,7 @@ package sqltype
 
 import (
 	"database/sql/driver"
+	"errors"
 	"fmt"
 
 	"github.com/ulidflake/ulidflake/flake"
@@ -20,51 +21,59 @@ type NullID struct {
 }
 
 // Value implements [driver.Valuer]: nil when not valid, else the ID's
-// Value (so a valid zero ID is still flake.ErrZeroID).
+// value by the rule of flake.ID.ColumnValue (so a valid zero ID is still
+// flake.ErrZeroID).
 func (n NullID) Value() (driver.Value, error) {
 	if !n.Valid {
 		return nil, nil
 	}
-	if n.ID == 0 {
+	v, err := n.ID.ColumnValue()
+	if errors.Is(err, flake.ErrZeroID) {
 		return nil, errValidZero
+	} else if err != nil {
+		return nil, err
 	}
-	return n.ID.Value()
+	return v, nil
 }
 
 // errValidZero is the error of a NullID that is valid but holds the zero
 // ID; errors.Is(errValidZero, flake.ErrZeroID) holds.
 var errValidZero = fmt.Errorf("sqltype: NullID{Valid: true} holds the zero ID (for NULL, leave Valid false): %w", flake.ErrZeroID)
 
-// Scan implements [sql.Scanner]: NULL makes it not valid; so do a nil
-// *ID and a NullID or *NullID that is not valid. Anything else is scanned
-// as by ID.Scan, and a zero ID (a 0 in the column) is not valid either.
+// Scan implements [sql.Scanner], by the rule of flake.FromColumn: NULL
+// makes it not valid; so do a nil *ID, a NullID or *NullID that is not
+// valid, and a zero ID (a 0 in the column). Anything else is scanned as by
+// ID.Scan. On error it is left not valid.
 func (n *NullID) Scan(src any) error {
 	switch s := src.(type) {
 	case NullID:
-		*n = NullID{ID: s.ID, Valid: s.Valid && s.ID != 0}
-		return nil
+		return n.set(s.ID, !s.Valid)
 	case *NullID:
 		if s == nil {
-			*n = NullID{}
-		} else {
-			*n = NullID{ID: s.ID, Valid: s.Valid && s.ID != 0}
+			return n.set(0, true)
 		}
-		return nil
-	case *flake.ID:
-		if s == nil {
-			src = nil
-		}
+		return n.set(s.ID, !s.Valid)
 	}
-	if src == nil {
-		*n = NullID{}
-		return nil
-	}
-	if err := n.ID.Scan(src); err != nil {
+	var id flake.ID
+	err := id.Scan(src)
+	if errors.Is(err, flake.ErrNull) {
+		return n.set(0, true)
+	} else if err != nil {
 		*n = NullID{}
 		return err
 	}
-	n.Valid = n.ID != 0 // a 0 in the column is not valid, as from JSON or text
-	return nil
+	return n.set(id, false)
+}
+
+// set sets n to what a column holding id, or NULL, reads as, by the rule
+// of flake.FromColumn. On error it leaves n not valid.
+func (n *NullID) set(id flake.ID, null bool) error {
+	id, valid, err := flake.FromColumn(int64(id), null)
+	*n = NullID{ID: id, Valid: valid}
+	if null {
+		return nil // NULL is what a NullID holds when not valid
+	}
+	return err
 }
 
 // GormDataType declares the column as a plain bigint.
@@ -104,8 +113,7 @@ func (n *NullID) UnmarshalText(b []byte) error {
 	if err := id.UnmarshalText(b); err != nil {
 		return err
 	}
-	*n = NullID{ID: id, Valid: id != 0} // the zero ID is unset: NULL
-	return nil
+	return n.set(id, false) // the zero ID is unset: NULL
 }
 
 // AppendBinary appends the 8-byte form to b; nothing when not valid.
@@ -131,8 +139,7 @@ func (n *NullID) UnmarshalBinary(b []byte) error {
 	if err := id.UnmarshalBinary(b); err != nil {
 		return err
 	}
-	*n = NullID{ID: id, Valid: id != 0} // the zero ID is unset: NULL
-	return nil
+	return n.set(id, false) // the zero ID is unset: NULL
 }
 
 // UnmarshalJSON implements [json.Unmarshaler]: null, "" (an empty form
@@ -146,8 +153,7 @@ func (n *NullID) UnmarshalJSON(b []byte) error {
 	if err := id.UnmarshalJSON(b); err != nil {
 		return err
 	}
-	*n = NullID{ID: id, Valid: id != 0} // the zero ID is unset: NULL
-	return nil
+	return n.set(id, false) // the zero ID is unset: NULL
 }
 
 // nullText is what a not-valid NullID prints.

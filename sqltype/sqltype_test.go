@@ -268,3 +268,52 @@ func TestNullIDZeroIsNull(t *testing.T) {
 		t.Fatalf("Value of a valid zero NullID: %v", err)
 	}
 }
+
+// Every type reads and writes zero, NULL and negative values by the one
+// rule of flake.FromColumn and flake.ID.ColumnValue. A NullID, *NullID or
+// TextID holding a negative ID scanned as valid, and a negative TextID
+// wrote text that no parse reads back, before they called it.
+func TestNegativeOwnTypes(t *testing.T) {
+	neg := ID(-5)
+	for _, src := range []any{NullID{ID: neg, Valid: true}, &NullID{ID: neg, Valid: true}} {
+		n := NullID{ID: sample, Valid: true}
+		if err := n.Scan(src); !errors.Is(err, flake.ErrIntRange) || n != (NullID{}) {
+			t.Errorf("NullID.Scan(%#v) = %+v, %v; want not valid, ErrIntRange", src, n, err)
+		}
+	}
+	for _, src := range []any{TextID{neg}, &TextID{neg}} {
+		tx := TextID{sample}
+		if err := tx.Scan(src); !errors.Is(err, flake.ErrIntRange) || tx.ID != sample {
+			t.Errorf("TextID.Scan(%#v) = %v, %v; want unchanged, ErrIntRange", src, tx.ID, err)
+		}
+	}
+	if v, err := (TextID{neg}).Value(); !errors.Is(err, flake.ErrIntRange) {
+		t.Errorf("TextID{-5}.Value() = %v, %v; want ErrIntRange", v, err)
+	}
+}
+
+// The errors of the wrappers name each package once, and say what is
+// wrong.
+func TestErrorMessages(t *testing.T) {
+	var tx TextID
+	var n NullID
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{second(Bound(-5).Value()), "flake: integer out of range: -5 is negative"},
+		{second(NullID{ID: -5, Valid: true}.Value()), "flake: integer out of range: -5 is negative"},
+		{n.Scan(int64(-5)), "flake: integer out of range: -5 is negative"},
+		{tx.Scan(nil), "flake: NULL scanned into a non-null ID (use NullID)"},
+		{tx.Scan((*TextID)(nil)), "flake: NULL scanned into a non-null ID (use NullID)"},
+		{tx.Scan(ID(-5)), "flake: integer out of range: -5 is negative"},
+		{tx.Scan("00EZJCRCB465"), `sqltype: scanning text ID: flake: wrong length: "00EZJCRCB465" is 12 bytes, want 13`},
+		{tx.Scan(int64(5)), "flake: cannot scan into an ID: int64 5 is not text"},
+	} {
+		if tc.err == nil || tc.err.Error() != tc.want {
+			t.Errorf("error %q, want %q", tc.err, tc.want)
+		}
+	}
+}
+
+func second[T any](_ T, err error) error { return err }

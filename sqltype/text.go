@@ -15,10 +15,11 @@ type TextID struct{ flake.ID }
 
 // Value implements [driver.Valuer]: the 13-character string (a string,
 // not bytes, so that SQLite stores text, which compares equal to the text
-// form). It returns flake.ErrZeroID for the zero ID.
+// form). It refuses what flake.ID.ColumnValue refuses: the zero ID
+// (flake.ErrZeroID) and a negative one (flake.ErrIntRange).
 func (t TextID) Value() (driver.Value, error) {
-	if t.ID == 0 {
-		return nil, flake.ErrZeroID
+	if _, err := t.ID.ColumnValue(); err != nil {
+		return nil, err
 	}
 	return t.ID.String(), nil
 }
@@ -26,36 +27,35 @@ func (t TextID) Value() (driver.Value, error) {
 // Scan implements [sql.Scanner]. It accepts the text form as string or
 // []byte, with the rules of flake.Parse (case-insensitive, exactly 13
 // bytes; a char(13) column pads nothing, since the form is always 13), and
-// ID, flake.ID and pointers to them. It returns flake.ErrNull for NULL and
+// ID, TextID, Bound and pointers to them, as ID.Scan takes them. It
+// returns flake.ErrNull for NULL, flake.ErrIntRange for a negative ID and
 // flake.ErrType for other types.
 func (t *TextID) Scan(src any) error {
-	var v flake.ID
-	var err error
 	switch s := src.(type) {
 	case string:
-		v, err = flake.Parse(s)
+		return t.parse(s)
 	case []byte:
-		v, err = flake.Parse(string(s))
-	case nil:
-		return flake.ErrNull
-	case flake.ID, *flake.ID, Bound: // the module's own types, as code generators pass them
-		return t.ID.Scan(src)
-	case TextID:
-		*t = s
-		return nil
+		return t.parse(string(s))
+	case TextID: // the module's own types, as code generators pass them
+		src = s.ID
 	case *TextID:
-		if s == nil {
-			return flake.ErrNull
+		src = (*flake.ID)(nil)
+		if s != nil {
+			src = s.ID
 		}
-		*t = *s
-		return nil
+	case nil, flake.ID, *flake.ID, Bound:
 	default:
 		return fmt.Errorf("%w: %T %v is not text", flake.ErrType, src, src)
 	}
+	return t.ID.Scan(src)
+}
+
+func (t *TextID) parse(s string) error {
+	id, err := flake.Parse(s)
 	if err != nil {
 		return fmt.Errorf("sqltype: scanning text ID: %w", err)
 	}
-	t.ID = v
+	t.ID = id
 	return nil
 }
 
