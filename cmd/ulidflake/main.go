@@ -7,16 +7,18 @@
 //	ulidflake bounds [-epoch RFC3339] FROM [TO]
 //	ulidflake migrations [up|down]                (prints the SQL of package migrations)
 //	ulidflake migrations write -tool golang-migrate|goose -dir DIR
-//	ulidflake convert -table T [-column id] [-database-url URL] [-apply] [-down]
+//	ulidflake convert -table T [-column id] [-database-url URL] [-apply] [-down] [-lock-timeout 5s]
 //
 // inspect accepts the 13-character Base32 form, a prefixed ID
 // (cus_00EZJCRCB4650, whose prefix it prints) or the decimal integer; an
 // input of 13 characters is read as Base32. It reads words of any length
 // from stdin; a negative number is an input (refused), not a flag. bounds
-// clamps times outside the format's range to its ends, and says so.
-// Exit status: 0 on success, 2 on bad input or usage (unknown flags and
-// arguments, out-of-range flags, bad IDs and times), 1 on any other
-// failure (a stdin that cannot be read, a database that cannot be reached).
+// clamps times outside the format's range to its ends, and says so. -h
+// after a command or subcommand prints its lines of usage, its
+// subcommands among them, and its flags. Exit status: 0 on success, 2 on
+// bad input or usage (unknown flags and arguments, out-of-range flags,
+// bad IDs and times), 1 on any other failure (a stdin that cannot be
+// read, a database that cannot be reached).
 package main
 
 import (
@@ -128,19 +130,49 @@ func newFlagSet(name string) *flag.FlagSet {
 }
 
 // parseFlags parses args and wraps a flag error as a usage error, in words
-// for a CLI user. On -h it prints the command's flags, each with its help,
-// and returns errHelpShown.
+// for a CLI user. On -h it prints the command's lines of usage (its
+// subcommands among them) and its flags, each with its help, and returns
+// errHelpShown.
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(helpOut, "usage of ulidflake %s:\n", fs.Name())
-			fs.SetOutput(helpOut)
-			fs.PrintDefaults()
+			printHelp(fs)
 			return errHelpShown
 		}
 		return fmt.Errorf("%w: %s: %s", errUsage, fs.Name(), flagMessage(err))
 	}
 	return nil
+}
+
+// commandUsage returns the lines of usage that start with the command
+// name ("migrations" gives those of "migrations" and of "migrations
+// write"), each with the line of explanation under it, if any.
+func commandUsage(name string) string {
+	var b strings.Builder
+	in := false
+	for _, l := range strings.Split(usage, "\n") {
+		if c, ok := strings.CutPrefix(l, "  ulidflake "); ok {
+			in = c == name || strings.HasPrefix(c, name+" ")
+		}
+		if in && l != "" {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
+}
+
+// printHelp prints to helpOut what -h shows of the command fs parses.
+func printHelp(fs *flag.FlagSet) {
+	fmt.Fprintf(helpOut, "usage of ulidflake %s:\n%s", fs.Name(), commandUsage(fs.Name()))
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n == 0 {
+		fmt.Fprintln(helpOut, "flags: none")
+		return
+	}
+	fmt.Fprintln(helpOut, "flags:")
+	fs.SetOutput(helpOut)
+	fs.PrintDefaults()
 }
 
 // flagMessages rewrite the flag package's errors for a CLI user.
@@ -390,20 +422,17 @@ func readWords(r io.Reader, fn func(word string, size int)) error {
 	}
 }
 
-// parseAny reads the Base32 form (13 characters) or the decimal integer.
-// prefixed is the text form of a prefixed ID (flake.Prefixed):
-// cus_00EZJCRCB4650.
-var prefixed = regexp.MustCompile(`^([a-z](?:[a-z0-9_]{0,61}[a-z0-9])?)_([0-9A-Za-z]{13})$`)
-
-// splitPrefix returns the prefix and the 13 characters of a prefixed ID,
-// or "" and s for anything else.
+// splitPrefix returns the prefix and the 13 characters of a prefixed ID
+// (flake.Prefixed), cus_00EZJCRCB4650, by flake's rule for prefixes, or ""
+// and s for anything else.
 func splitPrefix(s string) (prefix, rest string) {
-	if m := prefixed.FindStringSubmatch(s); m != nil {
-		return m[1], m[2]
+	if p, r, err := flake.SplitPrefixed(s); err == nil && len(r) == flake.EncodedLen {
+		return p, r
 	}
 	return "", s
 }
 
+// parseAny reads the Base32 form (13 characters) or the decimal integer.
 func parseAny(s string) (flake.ID, error) {
 	if len(s) == flake.EncodedLen {
 		return flake.Parse(s)

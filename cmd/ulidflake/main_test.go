@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -213,19 +215,96 @@ func TestMigrationsSQL(t *testing.T) {
 	}
 }
 
-// -h of every command prints its flags with their help and exits 0,
-// without showing the value of DATABASE_URL.
+// -h of every command and subcommand exits 0 and prints its lines of
+// usage (a command's subcommands among them) and its flags with their
+// help, without showing the value of DATABASE_URL. The flags that a
+// command's line of usage names are exactly those it defines, so that the
+// usage cannot drift from the code.
 func TestCommandHelp(t *testing.T) {
 	t.Setenv("DATABASE_URL", "postgres://u:secret@localhost/db")
-	for _, cmd := range []string{"new", "inspect", "bounds", "convert"} {
+	for _, tc := range []struct {
+		cmd   string
+		lines []string // lines of usage -h must show
+	}{
+		{"new", []string{"ulidflake new [-n N]"}},
+		{"inspect", []string{"ulidflake inspect [-epoch RFC3339] [ID ...]"}},
+		{"bounds", []string{"ulidflake bounds [-epoch RFC3339] FROM [TO]"}},
+		{"migrations", []string{"ulidflake migrations [up|down]", "ulidflake migrations write -tool"}},
+		{"migrations write", []string{"ulidflake migrations write -tool golang-migrate|goose -dir DIR"}},
+		{"convert", []string{"ulidflake convert -table T"}},
+	} {
 		var out bytes.Buffer
 		helpOut = &out
-		code := run([]string{cmd, "-h"}, strings.NewReader(""), &out, &out)
+		code := run(append(strings.Fields(tc.cmd), "-h"), strings.NewReader(""), &out, &out)
 		helpOut = os.Stdout
-		if code != 0 || !strings.Contains(out.String(), "usage of ulidflake "+cmd) || strings.Contains(out.String(), "secret") {
-			t.Errorf("%s -h: exit %d:\n%s", cmd, code, out.String())
+		help := out.String()
+		if code != 0 || !strings.HasPrefix(help, "usage of ulidflake "+tc.cmd+":\n") || strings.Contains(help, "secret") {
+			t.Errorf("%s -h: exit %d:\n%s", tc.cmd, code, help)
+			continue
+		}
+		for _, l := range tc.lines {
+			if !strings.Contains(help, "\n  "+l) {
+				t.Errorf("%s -h does not show %q:\n%s", tc.cmd, l, help)
+			}
+		}
+		named, defined := usageFlags(tc.cmd), helpFlags(help)
+		if !slices.Equal(named, defined) {
+			t.Errorf("%s: the usage names the flags %q, the command defines %q", tc.cmd, named, defined)
 		}
 	}
+}
+
+// The package doc's usage lines are the usage's, which -h prints, so
+// that go doc shows no other flags than the command has.
+func TestDocUsageMatches(t *testing.T) {
+	src, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := func(prefix string) *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^` + prefix + `(ulidflake \S.*?)(?:  +\(.*)?$`)
+	}
+	want := map[string]bool{}
+	for _, l := range line("  ").FindAllStringSubmatch(usage, -1) {
+		want[l[1]] = true
+	}
+	lines := line("//\t").FindAllStringSubmatch(string(src), -1)
+	if len(lines) < 6 || len(lines) != len(want) {
+		t.Fatalf("the package doc has %d lines of usage, the usage %d", len(lines), len(want))
+	}
+	for _, l := range lines {
+		if !want[l[1]] {
+			t.Errorf("the package doc's %q is not a line of the usage:\n%s", l[1], usage)
+		}
+	}
+}
+
+// usageFlags returns the flags named by the line of usage of cmd itself
+// (not of its subcommands), sorted.
+func usageFlags(cmd string) []string {
+	var out []string
+	for _, l := range strings.Split(usage, "\n") {
+		rest, ok := strings.CutPrefix(l, "  ulidflake "+cmd+" ")
+		if !ok || cmd == "migrations" && strings.HasPrefix(rest, "write") {
+			continue
+		}
+		rest, _, _ = strings.Cut(rest, "(") // the explanation
+		for _, m := range regexp.MustCompile(`(?:^|[ \[])(-[a-z][a-z-]*)`).FindAllStringSubmatch(rest, -1) {
+			out = append(out, m[1])
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// helpFlags returns the flags that -h lists, sorted.
+func helpFlags(help string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`(?m)^  (-[a-z][a-z-]*)`).FindAllStringSubmatch(help, -1) {
+		out = append(out, m[1])
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Input of any length on stdin: a word over 64 KiB is bad input (exit 2,
