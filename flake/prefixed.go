@@ -98,16 +98,43 @@ func lastUnderscore(s string) int {
 	return -1
 }
 
-// checkPrefix reports whether p is a valid prefix (see [Prefix]).
-func checkPrefix(p string) error {
+// SplitPrefixed splits the text form of a prefixed ID at its last
+// underscore, cus_00EZJCRCB4650 into "cus" and "00EZJCRCB4650", for code
+// that reads a prefixed ID whose prefix it does not know in advance (where
+// it does, [ParsePrefixed] checks it). It returns [ErrPrefix] when s has
+// no underscore or what comes before the last one is not a prefix by the
+// rules of [Prefix]. It does not read the ID after the underscore:
+// [Parse] does.
+func SplitPrefixed(s string) (prefix, id string, err error) {
+	i := lastUnderscore(s)
+	if i < 0 {
+		return "", "", fmt.Errorf("%w: %s has no prefix: want a prefix, an underscore and 13 characters", ErrPrefix, quote(s))
+	}
+	if !validPrefix(s[:i]) {
+		return "", "", fmt.Errorf("%w: %s has the prefix %s: %s", ErrPrefix, quote(s), quote(s[:i]), prefixRule)
+	}
+	return s[:i], s[i+1:], nil
+}
+
+// prefixRule is what makes a valid prefix, for error messages.
+var prefixRule = fmt.Sprintf("a prefix is 1 to %d lower-case ASCII letters, digits and underscores, "+
+	"starting with a letter and not ending with an underscore", MaxPrefixLen)
+
+// validPrefix reports whether p is a valid prefix (see [Prefix]).
+func validPrefix(p string) bool {
 	ok := len(p) >= 1 && len(p) <= MaxPrefixLen && p[0] >= 'a' && p[0] <= 'z' && p[len(p)-1] != '_'
 	for i := 0; ok && i < len(p); i++ {
 		c := p[i]
 		ok = c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_'
 	}
-	if !ok {
-		return fmt.Errorf("%w: the Prefix method returns %s: a prefix is 1 to %d lower-case ASCII letters, "+
-			"digits and underscores, starting with a letter and not ending with an underscore", ErrPrefix, quote(p), MaxPrefixLen)
+	return ok
+}
+
+// checkPrefix returns [ErrPrefix] when p, what a [Prefix] method returns,
+// is not a valid prefix.
+func checkPrefix(p string) error {
+	if !validPrefix(p) {
+		return fmt.Errorf("%w: the Prefix method returns %s: %s", ErrPrefix, quote(p), prefixRule)
 	}
 	return nil
 }
