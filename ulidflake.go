@@ -144,7 +144,7 @@ func WithEpoch(e Epoch) Option { return flake.WithEpoch(e) }
 
 // New returns an ID from the process's default stand-alone generator. It
 // returns [ErrMonotonicOverflow] when this millisecond's capacity (at
-// least flake.MinBurst, 2,056 IDs, about 6,000 on average) is used up;
+// least flake.MinBurst, 2,056 IDs, about 6,100 on average) is used up;
 // [NewWait] waits instead.
 func New() (ID, error) { return flake.New() }
 
