@@ -53,4 +53,13 @@ uptodate examples/protobuf
 (cd examples/protobuf && go generate ./...)
 uptodate examples/protobuf
 
+# go-jet reads the schema from a live database: the jetgen test sets one up
+# (migrations.Migrate, schema.sql) and generates from it with jet v2.14.1
+# (go.mod); -update rewrites gen/. Without -update, go test work checks gen/
+# against every server.
+step "examples/jet: generated code up to date (go test ./jetgen -args -update: jet v2.14.1)"
+uptodate examples/jet
+(cd examples/jet && ULIDFLAKE_PG_IMAGES=18 go test -count=1 -run '^TestGenerated$' ./jetgen -args -update)
+uptodate examples/jet
+
 step "examples: done in $(( $(date +%s) - start ))s"
