@@ -181,7 +181,7 @@ func (p *Plugin) fillStruct(db *gorm.DB, fields []*schema.Field, v reflect.Value
 
 // fillMap gives a map a new ID for each field it holds no non-zero value
 // for, under the key it holds for the field (its name or its column name),
-// or under its name, for db.Model(&T{}).Create(map[string]any{...}).
+// or under its column name, where GORM puts a key the database made.
 func (p *Plugin) fillMap(db *gorm.DB, fields []*schema.Field, m reflect.Value) error {
 	if m.Type().Key().Kind() != reflect.String {
 		return nil
@@ -212,7 +212,7 @@ func (p *Plugin) fillMap(db *gorm.DB, fields []*schema.Field, m reflect.Value) e
 }
 
 // mapKey returns the key under which map m holds field f: its name or its
-// column name; or its name, and false, if m holds neither.
+// column name; or its column name, and false, if m holds neither.
 func mapKey(m reflect.Value, f *schema.Field) (reflect.Value, bool) {
 	for _, k := range []string{f.Name, f.DBName} {
 		key := reflect.ValueOf(k).Convert(m.Type().Key())
@@ -220,7 +220,7 @@ func mapKey(m reflect.Value, f *schema.Field) (reflect.Value, bool) {
 			return key, true
 		}
 	}
-	return reflect.ValueOf(f.Name).Convert(m.Type().Key()), false
+	return reflect.ValueOf(f.DBName).Convert(m.Type().Key()), false
 }
 
 // heldID reads the key a map holds as an ID: an ID type, an integer, or a

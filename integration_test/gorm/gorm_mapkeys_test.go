@@ -75,3 +75,23 @@ func TestGormMapKeysOfOtherTypesAfterUpsert(t *testing.T) {
 		}
 	})
 }
+
+// A map created through a model without a key gets it where GORM puts a
+// key the database made: under the column name, m["id"], so that code
+// written for a bigserial key reads the new key the same way (#32).
+func TestGormMapKeyUnderColumnName(t *testing.T) {
+	t.Parallel()
+	gormRun(t, true, func(t *testing.T, db *gorm.DB) {
+		serial := map[string]any{"name": "serial"}
+		require.NoError(t, db.Model(&Serial{}).Create(serial).Error)
+		require.NotNil(t, serial["id"], "GORM's own key: %v", serial)
+
+		for _, m := range []map[string]any{{"name": "one"}, {"Name": "two"}} {
+			require.NoError(t, db.Model(&Plain{}).Create(m).Error)
+			var row Plain
+			require.NoError(t, db.Where("name IN ?", []string{"one", "two"}).Order("id DESC").First(&row).Error)
+			require.Equal(t, row.ID, m["id"], "the key under the column name: %v", m)
+			require.NotContains(t, m, "ID")
+		}
+	})
+}

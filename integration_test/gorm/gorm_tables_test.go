@@ -118,7 +118,7 @@ func TestGormUpsertSchemaTables(t *testing.T) {
 
 				m := map[string]any{"email": "eve@example.com"}
 				require.NoError(t, db.Table(table).Model(&Account{}).Clauses(dn).Create(m).Error, table)
-				require.Equal(t, tableID(t, db, table, "eve@example.com"), m["ID"], table)
+				require.Equal(t, tableID(t, db, table, "eve@example.com"), m["id"], table)
 				var foc Account
 				require.NoError(t, db.Table(table).Where(Account{Email: "fay@example.com"}).FirstOrCreate(&foc).Error, table)
 				require.Equal(t, tableID(t, db, table, "fay@example.com"), foc.ID, table)

@@ -203,7 +203,7 @@ func TestGormUpsertWhereAndMaps(t *testing.T) {
 			{Columns: []clause.Column{{Name: "email"}}, DoUpdates: clause.AssignmentColumns([]string{"name"})}} {
 			m := map[string]any{"email": "ada@example.com", "name": "Ada"}
 			require.NoError(t, db.Model(&Member{}).Clauses(oc).Create(m).Error)
-			if id, ok := m["ID"]; ok {
+			if id, ok := m["id"]; ok {
 				require.Zero(t, id, "a map kept a phantom ID")
 			}
 		}

@@ -95,9 +95,9 @@ func TestGormUpsertTextKeys(t *testing.T) {
 			var row TextKeyed
 			require.NoError(t, db.Where("email = ?", email).First(&row).Error)
 			if email == "a@example.com" {
-				require.Zero(t, m["ID"], "a map whose row was not written kept a key")
+				require.Zero(t, m["id"], "a map whose row was not written kept a key")
 			} else {
-				require.Equal(t, row.ID, m["ID"])
+				require.Equal(t, row.ID, m["id"])
 			}
 		}
 	})
