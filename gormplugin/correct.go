@@ -11,38 +11,31 @@ import (
 	"gorm.io/gorm/schema"
 )
 
-// correctKey is the statement setting under which fill leaves the statement
-// whose keys correct must check after the INSERT. The value is the
-// statement itself: GORM copies settings to the statements that create
-// associations, which must not take it for theirs.
-const correctKey = "ulidflake:correct"
-
 // lookUpChunk bounds the keys of one look-up query.
 const lookUpChunk = 1000
 
-// prepareCorrection makes sure that, after an INSERT with ON CONFLICT, the
-// key in memory of each value is its row's: by RETURNING where it reports
-// every value's row (DO UPDATE without WHERE), by RETURNING matched to the
-// values by their conflict columns in realign (DO UPDATE with WHERE), else
-// by a look-up in correct.
-func prepareCorrection(db *gorm.DB, pk *schema.Field) {
-	st := db.Statement
-	oc, ok := onConflict(st)
+// plan makes sure that, after an INSERT with ON CONFLICT, the key in
+// memory of each value is its row's: by RETURNING where it reports every
+// value's row (DO UPDATE without WHERE), by RETURNING matched to the
+// values by their conflict columns (realign: DO UPDATE with WHERE), else
+// by a look-up (lookUp).
+func (c *create) plan(db *gorm.DB, pk *schema.Field) {
+	oc, ok := onConflict(c.st)
 	if !ok {
 		return
 	}
 	if r, ok := newRealignment(db, oc, pk); ok {
-		st.Settings.Store(realignKey, r)
-		returnColumns(st, append([]*schema.Field{pk}, r.conflict...)...)
+		c.realign = r
+		returnColumns(c.st, append([]*schema.Field{pk}, r.conflict...)...)
 		return
 	}
 	if mustLookUp(db, oc) {
-		st.Settings.Store(correctKey, st)
+		c.lookUp = true
 		return
 	}
 	// DO UPDATE: the row that was there keeps its key; RETURNING puts it in
 	// memory, in the order of the values given.
-	returnColumns(st, pk)
+	returnColumns(c.st, pk)
 }
 
 // mustLookUp reports whether, after an INSERT with oc, the plugin must look
@@ -64,11 +57,7 @@ func mustLookUp(db *gorm.DB, oc clause.OnConflict) bool {
 
 // onConflict returns the statement's ON CONFLICT clause.
 func onConflict(st *gorm.Statement) (clause.OnConflict, bool) {
-	c, ok := st.Clauses["ON CONFLICT"]
-	if !ok {
-		return clause.OnConflict{}, false
-	}
-	oc, ok := c.Expression.(clause.OnConflict)
+	oc, ok := st.Clauses["ON CONFLICT"].Expression.(clause.OnConflict)
 	return oc, ok
 }
 
@@ -82,40 +71,66 @@ func returning(db *gorm.DB) bool {
 	return false
 }
 
-// correct runs after the INSERT: it names the fields of a zero ID the
-// driver refused, realigns an upsert's returned rows, or, for a statement
-// that fill prepared for a look-up, zeroes the keys (as they are after the
-// BeforeCreate hooks) that are not in the table.
-func (p *Plugin) correct(db *gorm.DB) {
-	st := db.Statement
-	explainZeroID(db)
-	if r := realignmentOf(st); r != nil {
-		st.Settings.Delete(realignKey)
-		if db.Error == nil {
-			r.realign(db)
+// returnColumns adds the columns of fields to the statement's RETURNING,
+// keeping the columns already there (RETURNING * stays).
+func returnColumns(st *gorm.Statement, fields ...*schema.Field) {
+	c, ok := st.Clauses["RETURNING"]
+	r, _ := c.Expression.(clause.Returning)
+	if ok && len(r.Columns) == 0 {
+		return // RETURNING *
+	}
+	for _, f := range fields {
+		if !slices.ContainsFunc(r.Columns, func(c clause.Column) bool { return c.Name == f.DBName }) {
+			r.Columns = append(r.Columns, clause.Column{Name: f.DBName})
 		}
-		return
 	}
-	v, ok := st.Settings.LoadAndDelete(correctKey)
-	if !ok || v != st || db.Error != nil {
-		return
+	c.Name, c.Expression = r.Name(), r
+	st.Clauses["RETURNING"] = c
+}
+
+// correct runs after the INSERT: it names the fields of a zero ID the
+// driver refused, then corrects the keys of an upsert as fill planned.
+func correct(db *gorm.DB) {
+	explainZeroID(db)
+	c := createOf(db.Statement)
+	switch {
+	case c == nil || db.Error != nil:
+	case c.realign != nil:
+		c.realign.realign(db)
+	case c.lookUp:
+		lookUp(db)
 	}
+}
+
+// lookUp zeroes the keys of the statement's values (as they are after the
+// BeforeCreate hooks) that are not in the table: ON CONFLICT did not write
+// their rows.
+func lookUp(db *gorm.DB) {
+	st := db.Statement
 	rv := reflect.Indirect(st.ReflectValue)
 	oc, _ := onConflict(st)
 	if oc.DoNothing && db.RowsAffected == int64(valueCount(rv)) {
 		return // every value was written
 	}
 	pk := st.Schema.PrioritizedPrimaryField
-	keys := keysOf(st, pk, rv)
+	var keys []any
+	var held []reflect.Value
+	_ = eachValue(rv, func(v reflect.Value) error {
+		if key, ok := keyOf(st, pk, v); ok {
+			keys, held = append(keys, key), append(held, v)
+		}
+		return nil
+	})
 	written, err := writtenKeys(db, pk, keys)
 	if err != nil {
 		_ = db.AddError(fmt.Errorf("gormplugin: finding which rows ON CONFLICT wrote: %w", err))
 		return
 	}
-	_ = eachValue(rv, func(v reflect.Value) error {
-		zeroUnwritten(st, pk, v, written)
-		return nil
-	})
+	for i, v := range held {
+		if id, _ := keyInt(keys[i]); !written[id] {
+			zeroKeyOf(st, pk, v)
+		}
+	}
 }
 
 // valueCount returns how many values rv holds.
@@ -174,20 +189,8 @@ func scanKey(pk *schema.Field, raw any) (int64, error) {
 	return id, nil
 }
 
-// keysOf returns the non-zero keys that the values of the statement hold.
-func keysOf(st *gorm.Statement, pk *schema.Field, rv reflect.Value) []any {
-	var keys []any
-	_ = eachValue(rv, func(v reflect.Value) error {
-		if val, ok := keyOf(st, pk, v); ok {
-			keys = append(keys, val)
-		}
-		return nil
-	})
-	return keys
-}
-
 // keyOf returns the key that value v (a struct or a map) holds, if it is
-// a non-zero ID.
+// a non-zero ID, as the column stores it.
 func keyOf(st *gorm.Statement, pk *schema.Field, v reflect.Value) (any, bool) {
 	v, ok := deref(v)
 	if !ok {
@@ -202,35 +205,25 @@ func keyOf(st *gorm.Statement, pk *schema.Field, v reflect.Value) (any, bool) {
 		// A map may hold the key as an ID, an integer or a decimal string.
 		if key, held := mapKey(v, pk); held && present(v, key) {
 			if id, err := heldID(v.MapIndex(key)); err == nil && id != 0 {
-				return asType(id, pk.FieldType), true // as the column stores it
+				return asType(id, pk.FieldType), true
 			}
 		}
 	}
 	return nil, false
 }
 
-// zeroUnwritten zeroes the key of value v (a pointer key becomes nil) when
-// it is not among the keys written.
-func zeroUnwritten(st *gorm.Statement, pk *schema.Field, v reflect.Value, written map[int64]bool) {
-	val, ok := keyOf(st, pk, v)
-	if !ok {
-		return
-	}
-	if id, _ := keyInt(val); written[id] {
-		return
-	}
+// zeroKeyOf zeroes the key of value v, a struct (a pointer key becomes
+// nil) or a map (zero of the type it holds the key as: 0, "", a zero ID).
+func zeroKeyOf(st *gorm.Statement, pk *schema.Field, v reflect.Value) {
 	v, _ = deref(v)
-	switch v.Kind() {
-	case reflect.Struct:
-		f := pk.ReflectValueOf(st.Context, v)
-		f.Set(reflect.Zero(f.Type()))
-	case reflect.Map:
-		// Zero of the type the map holds the key as (0, "", a zero ID).
-		key, _ := mapKey(v, pk)
-		held := v.MapIndex(key)
-		if held.Kind() == reflect.Interface {
-			held = held.Elem() // the dynamic value: a pointer becomes nil
-		}
-		v.SetMapIndex(key, reflect.Zero(held.Type()))
+	if v.Kind() == reflect.Struct {
+		setZero(st.Context, pk, v)
+		return
 	}
+	key, _ := mapKey(v, pk)
+	held := v.MapIndex(key)
+	if held.Kind() == reflect.Interface {
+		held = held.Elem() // the dynamic value: a pointer becomes nil
+	}
+	v.SetMapIndex(key, reflect.Zero(held.Type()))
 }

@@ -10,24 +10,18 @@ import (
 	"gorm.io/gorm/schema"
 )
 
-// refsKey is the statement setting that holds the references an owner's
-// has-one and has-many associations set: GORM copies an owner's settings
-// to the statements that create its associations.
-const refsKey = "ulidflake:references"
-
 // fill gives every chosen zero ID field of the statement's values a new ID,
-// and prepares the correction of an upsert.
+// and plans the correction of an upsert.
 func (p *Plugin) fill(db *gorm.DB) {
 	st := db.Statement
 	if db.Error != nil || st.Schema == nil {
 		return
 	}
-	markReferences(st)
-	undoLogOf(st)
-	fields, err := p.fillable(st)
+	c := begin(st)
+	fields, err := p.fillable(c)
 	if err == nil && len(fields) > 0 {
 		err = eachValue(reflect.Indirect(st.ReflectValue), func(v reflect.Value) error {
-			return p.fillValue(db, fields, v)
+			return p.fillValue(db, c, fields, v)
 		})
 	}
 	if err != nil {
@@ -35,45 +29,21 @@ func (p *Plugin) fill(db *gorm.DB) {
 		return
 	}
 	if pk := ownKey(st, fields); pk != nil {
-		prepareCorrection(db, pk)
-	}
-}
-
-// markReferences adds to the statement's settings the fields of other
-// models that its has-one and has-many associations set from its key, for
-// the statements GORM runs next to create them.
-func markReferences(st *gorm.Statement) {
-	refs := map[*schema.Field]bool{}
-	if v, ok := st.Settings.Load(refsKey); ok {
-		for f := range v.(map[*schema.Field]bool) {
-			refs[f] = true
-		}
-	}
-	for _, rel := range st.Schema.Relationships.Relations {
-		if rel.Type != schema.HasOne && rel.Type != schema.HasMany {
-			continue
-		}
-		for _, ref := range rel.References {
-			if ref.OwnPrimaryKey && ref.ForeignKey != nil {
-				refs[ref.ForeignKey] = true
-			}
-		}
-	}
-	if len(refs) > 0 {
-		st.Settings.Store(refsKey, refs) // a new map: the owner's is shared
+		c.plan(db, pk)
 	}
 }
 
 // fillable returns the ID fields of the statement's model to fill. It
 // returns ErrNotFillable for a tagged field that is a reference or a part
 // of a composite key.
-func (p *Plugin) fillable(st *gorm.Statement) ([]*schema.Field, error) {
+func (p *Plugin) fillable(c *create) ([]*schema.Field, error) {
+	st := c.st
 	var fields []*schema.Field
 	for _, f := range st.Schema.Fields {
 		if !isIDType(f.FieldType) {
 			continue
 		}
-		if isReference(st, f) || f.PrimaryKey && len(st.Schema.PrimaryFields) > 1 {
+		if isReference(c, f) || f.PrimaryKey && len(st.Schema.PrimaryFields) > 1 {
 			if tagged(f) {
 				return nil, fmt.Errorf("%w: %s.%s", ErrNotFillable, st.Schema.Name, f.Name)
 			}
@@ -89,17 +59,15 @@ func (p *Plugin) fillable(st *gorm.Statement) ([]*schema.Field, error) {
 // isReference reports whether f refers to another row: a foreign key of
 // one of the model's belongs-to associations, or one that an owner created
 // in the same call sets.
-func isReference(st *gorm.Statement, f *schema.Field) bool {
-	for _, rel := range st.Schema.Relationships.BelongsTo {
+func isReference(c *create, f *schema.Field) bool {
+	for _, rel := range c.st.Schema.Relationships.BelongsTo {
 		for _, ref := range rel.References {
 			if !ref.OwnPrimaryKey && ref.ForeignKey == f {
 				return true
 			}
 		}
 	}
-	refs, _ := st.Settings.Load(refsKey)
-	m, _ := refs.(map[*schema.Field]bool)
-	return m[f]
+	return c.setByOuter(f)
 }
 
 // ownKey returns the statement's single-column ID primary key when it is
@@ -133,16 +101,16 @@ func eachValue(rv reflect.Value, fn func(reflect.Value) error) error {
 
 // fillValue fills the zero ID fields of one value: a struct or a map,
 // through any pointers or interfaces.
-func (p *Plugin) fillValue(db *gorm.DB, fields []*schema.Field, v reflect.Value) error {
+func (p *Plugin) fillValue(db *gorm.DB, c *create, fields []*schema.Field, v reflect.Value) error {
 	v, ok := deref(v)
 	if !ok {
 		return nil
 	}
 	switch v.Kind() {
 	case reflect.Struct:
-		return p.fillStruct(db, fields, v)
+		return p.fillStruct(db, c, fields, v)
 	case reflect.Map:
-		return p.fillMap(db, fields, v)
+		return p.fillMap(db, c, fields, v)
 	}
 	return nil
 }
@@ -159,7 +127,7 @@ func deref(v reflect.Value) (reflect.Value, bool) {
 }
 
 // fillStruct gives each zero field of struct v a new ID.
-func (p *Plugin) fillStruct(db *gorm.DB, fields []*schema.Field, v reflect.Value) error {
+func (p *Plugin) fillStruct(db *gorm.DB, c *create, fields []*schema.Field, v reflect.Value) error {
 	ctx := db.Statement.Context
 	for _, f := range fields {
 		if cur, zero := f.ValueOf(ctx, v); !zero {
@@ -174,7 +142,7 @@ func (p *Plugin) fillStruct(db *gorm.DB, fields []*schema.Field, v reflect.Value
 		if err := f.Set(ctx, v, val); err != nil {
 			return fmt.Errorf("gormplugin: setting %s.%s: %w", db.Statement.Schema.Name, f.Name, err)
 		}
-		undoLogOf(db.Statement).add(zeroField(ctx, f, v))
+		c.undo.add(func() { setZero(ctx, f, v) })
 	}
 	return nil
 }
@@ -182,7 +150,7 @@ func (p *Plugin) fillStruct(db *gorm.DB, fields []*schema.Field, v reflect.Value
 // fillMap gives a map a new ID for each field it holds no non-zero value
 // for, under the key it holds for the field (its name or its column name),
 // or under its column name, where GORM puts a key the database made.
-func (p *Plugin) fillMap(db *gorm.DB, fields []*schema.Field, m reflect.Value) error {
+func (p *Plugin) fillMap(db *gorm.DB, c *create, fields []*schema.Field, m reflect.Value) error {
 	if m.Type().Key().Kind() != reflect.String {
 		return nil
 	}
@@ -205,7 +173,7 @@ func (p *Plugin) fillMap(db *gorm.DB, fields []*schema.Field, m reflect.Value) e
 		if !rv.Type().AssignableTo(m.Type().Elem()) {
 			return fmt.Errorf("gormplugin: cannot fill %s.%s into a %s", db.Statement.Schema.Name, f.Name, m.Type())
 		}
-		undoLogOf(db.Statement).add(restoreMapKey(m, key))
+		c.undo.add(restoreMapKey(m, key))
 		m.SetMapIndex(key, rv)
 	}
 	return nil

@@ -178,27 +178,20 @@ func New(opts ...Option) *Plugin {
 // Name implements gorm.Plugin.
 func (*Plugin) Name() string { return "ulidflake" }
 
-// Initialize implements gorm.Plugin: it registers the fill step before
-// gorm:before_create and the correction after gorm:create, and on SQLite
-// wraps the dialector so that AutoMigrate declares ID keys NOT NULL.
+// Initialize implements gorm.Plugin: it registers the create callbacks
+// where [createSteps] places them and the refusal of ANDed keys before
+// queries, updates, deletes and raw rows, and on SQLite wraps the
+// dialector so that AutoMigrate declares ID keys NOT NULL.
 func (p *Plugin) Initialize(db *gorm.DB) error {
 	if p.err != nil {
 		return p.err
 	}
 	wrapSQLite(db)
-	if err := db.Callback().Create().Before("gorm:before_create").Register("ulidflake:fill_ids", p.fill); err != nil {
-		return err
-	}
-	if err := db.Callback().Create().After("gorm:save_before_associations").Before("gorm:create").
-		Register("ulidflake:snapshot", snapshot); err != nil {
-		return err
-	}
-	if err := db.Callback().Create().After("gorm:create").Before("gorm:save_after_associations").
-		Register("ulidflake:correct_ids", p.correct); err != nil {
-		return err
-	}
-	if err := db.Callback().Create().After("gorm:commit_or_rollback_transaction").Register("ulidflake:undo_fills", undoFills); err != nil {
-		return err
+	for _, s := range createSteps(p) {
+		cb := db.Callback().Create().After(s.after).Before(s.before) // "": no bound
+		if err := cb.Register(s.name, s.fn); err != nil {
+			return err
+		}
 	}
 	for _, err := range []error{
 		db.Callback().Query().Before("gorm:query").Register("ulidflake:refuse_anded_keys", refuseANDedKeys),
@@ -211,4 +204,29 @@ func (p *Plugin) Initialize(db *gorm.DB) error {
 		}
 	}
 	return nil
+}
+
+// createSteps are the plugin's create callbacks, each between two of
+// GORM's, in the order they run. They share the statement's [create]:
+//   - fill, before the BeforeCreate hooks, which see the keys: makes it,
+//     fills the keys and plans the correction of an upsert;
+//   - snapshot, just before the INSERT (after the hooks and the belongs-to
+//     associations): copies the values that realign puts back in place;
+//   - correct, after the INSERT and before the has-one, has-many and
+//     many2many associations, which then see the corrected keys;
+//   - finish, last, after the commit or rollback: undoes the fills of a
+//     create that failed.
+func createSteps(p *Plugin) []struct {
+	name, after, before string
+	fn                  func(*gorm.DB)
+} {
+	return []struct {
+		name, after, before string
+		fn                  func(*gorm.DB)
+	}{
+		{"ulidflake:fill_ids", "", "gorm:before_create", p.fill},
+		{"ulidflake:snapshot", "gorm:save_before_associations", "gorm:create", snapshot},
+		{"ulidflake:correct_ids", "gorm:create", "gorm:save_after_associations", correct},
+		{"ulidflake:undo_fills", "gorm:commit_or_rollback_transaction", "", finish},
+	}
 }

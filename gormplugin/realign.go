@@ -1,7 +1,6 @@
 package gormplugin
 
 import (
-	"context"
 	"database/sql/driver"
 	"fmt"
 	"reflect"
@@ -12,10 +11,6 @@ import (
 	"gorm.io/gorm/clause"
 	"gorm.io/gorm/schema"
 )
-
-// realignKey is the statement setting under which fill leaves the upsert
-// whose returned rows realign must give back to their own values.
-const realignKey = "ulidflake:realign"
 
 // realignment corrects an INSERT … ON CONFLICT (columns) DO UPDATE …
 // WHERE. Its RETURNING reports a row for each value inserted or updated,
@@ -59,49 +54,15 @@ func newRealignment(db *gorm.DB, oc clause.OnConflict, pk *schema.Field) (*reali
 	return r, structs > 0 && structs == valueCount(reflect.Indirect(st.ReflectValue))
 }
 
-// returnColumns adds the key and the conflict columns to the statement's
-// RETURNING, keeping the columns already there (RETURNING * stays).
-func returnColumns(st *gorm.Statement, fields ...*schema.Field) {
-	c, ok := st.Clauses["RETURNING"]
-	if !ok {
-		r := clause.Returning{}
-		for _, f := range fields {
-			r.Columns = append(r.Columns, clause.Column{Name: f.DBName})
-		}
-		st.AddClause(r)
-		return
-	}
-	r, _ := c.Expression.(clause.Returning)
-	if len(r.Columns) == 0 {
-		return // RETURNING *
-	}
-	for _, f := range fields {
-		if !returns(r, f.DBName) {
-			r.Columns = append(r.Columns, clause.Column{Name: f.DBName})
-		}
-	}
-	c.Expression = r
-	st.Clauses["RETURNING"] = c
-}
-
-// returns reports whether r returns the column name.
-func returns(r clause.Returning, name string) bool {
-	for _, c := range r.Columns {
-		if c.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
 // snapshot runs just before GORM's INSERT, after the hooks and the
 // associations that come first: it copies the values that realign will
 // put back in place.
 func snapshot(db *gorm.DB) {
-	r := realignmentOf(db.Statement)
-	if r == nil || db.Error != nil {
+	c := createOf(db.Statement)
+	if c == nil || c.realign == nil || db.Error != nil {
 		return
 	}
+	r := c.realign
 	_ = eachValue(reflect.Indirect(r.st.ReflectValue), func(v reflect.Value) error {
 		v, _ = deref(v)
 		c := reflect.New(v.Type()).Elem()
@@ -109,15 +70,6 @@ func snapshot(db *gorm.DB) {
 		r.values, r.before = append(r.values, v), append(r.before, c)
 		return nil
 	})
-}
-
-// realignmentOf returns the realignment that fill left for st.
-func realignmentOf(st *gorm.Statement) *realignment {
-	v, ok := st.Settings.Load(realignKey)
-	if !ok || v.(*realignment).st != st {
-		return nil
-	}
-	return v.(*realignment)
 }
 
 // realign runs after the INSERT: GORM scanned its n returned rows into the
@@ -144,7 +96,7 @@ func (r *realignment) realign(db *gorm.DB) {
 	}
 	if !ok {
 		for _, v := range r.values {
-			zeroKey(ctx, r.pk, v)
+			setZero(ctx, r.pk, v)
 		}
 		return
 	}
@@ -152,7 +104,7 @@ func (r *realignment) realign(db *gorm.DB) {
 	for i, v := range r.values {
 		row, ok := match[i]
 		if !ok {
-			zeroKey(ctx, r.pk, v)
+			setZero(ctx, r.pk, v)
 			continue
 		}
 		for _, f := range cols {
@@ -227,12 +179,6 @@ func (r *realignment) match(rows []reflect.Value, sent []map[string]any) map[int
 		}
 	}
 	return match
-}
-
-// zeroKey sets the key of struct v to zero (nil for a pointer).
-func zeroKey(ctx context.Context, pk *schema.Field, v reflect.Value) {
-	f := pk.ReflectValueOf(ctx, v)
-	f.Set(reflect.Zero(f.Type()))
 }
 
 // conflictKey returns the conflict columns, as value gives them, as a
