@@ -188,8 +188,7 @@ func (p *Plugin) Initialize(db *gorm.DB) error {
 	}
 	wrapSQLite(db)
 	for _, s := range createSteps(p) {
-		cb := db.Callback().Create().After(s.after).Before(s.before) // "": no bound
-		if err := cb.Register(s.name, s.fn); err != nil {
+		if err := db.Callback().Create().After(s.after).Before(s.before).Register(s.name, s.fn); err != nil {
 			return err
 		}
 	}
@@ -216,17 +215,18 @@ func (p *Plugin) Initialize(db *gorm.DB) error {
 //     many2many associations, which then see the corrected keys;
 //   - finish, last, after the commit or rollback: undoes the fills of a
 //     create that failed.
-func createSteps(p *Plugin) []struct {
-	name, after, before string
-	fn                  func(*gorm.DB)
-} {
-	return []struct {
-		name, after, before string
-		fn                  func(*gorm.DB)
-	}{
+func createSteps(p *Plugin) []step {
+	return []step{
 		{"ulidflake:fill_ids", "", "gorm:before_create", p.fill},
 		{"ulidflake:snapshot", "gorm:save_before_associations", "gorm:create", snapshot},
 		{"ulidflake:correct_ids", "gorm:create", "gorm:save_after_associations", correct},
 		{"ulidflake:undo_fills", "gorm:commit_or_rollback_transaction", "", finish},
 	}
+}
+
+// step is a callback and its place: after one of GORM's callbacks and
+// before another ("": anywhere on that side).
+type step struct {
+	name, after, before string
+	fn                  func(*gorm.DB)
 }

@@ -65,9 +65,7 @@ func snapshot(db *gorm.DB) {
 	r := c.realign
 	_ = eachValue(reflect.Indirect(r.st.ReflectValue), func(v reflect.Value) error {
 		v, _ = deref(v)
-		c := reflect.New(v.Type()).Elem()
-		c.Set(v)
-		r.values, r.before = append(r.values, v), append(r.before, c)
+		r.values, r.before = append(r.values, v), append(r.before, copyOf(v))
 		return nil
 	})
 }
@@ -86,21 +84,15 @@ func (r *realignment) realign(db *gorm.DB) {
 	sent, ok := r.sentValues()
 	n := min(int(db.RowsAffected), len(r.values))
 	rows := make([]reflect.Value, n)
-	for i := range rows {
-		rows[i] = reflect.New(r.values[i].Type()).Elem()
-		rows[i].Set(r.values[i])
-	}
 	cols := returnedFields(r.st)
 	for i := range n {
+		rows[i] = copyOf(r.values[i])
 		r.restore(i, cols, sent)
 	}
-	if !ok {
-		for _, v := range r.values {
-			setZero(ctx, r.pk, v)
-		}
-		return
+	match := map[int]reflect.Value{} // no VALUES to match by: every key zero
+	if ok {
+		match = r.match(rows, sent)
 	}
-	match := r.match(rows, sent)
 	for i, v := range r.values {
 		row, ok := match[i]
 		if !ok {
@@ -111,6 +103,13 @@ func (r *realignment) realign(db *gorm.DB) {
 			f.ReflectValueOf(ctx, v).Set(f.ReflectValueOf(ctx, row))
 		}
 	}
+}
+
+// copyOf returns a copy of struct v.
+func copyOf(v reflect.Value) reflect.Value {
+	c := reflect.New(v.Type()).Elem()
+	c.Set(v)
+	return c
 }
 
 // sentValues returns, for each value, the columns the INSERT sent: GORM's
@@ -152,13 +151,11 @@ func (r *realignment) match(rows []reflect.Value, sent []map[string]any) map[int
 	ctx := r.st.Context
 	match := map[int]reflect.Value{}
 	byKey := map[int64]int{}
+	senders := map[string][]int{}
 	for i := range r.values {
 		if id, ok := keyInt(sent[i][r.pk.DBName]); ok && id != 0 {
 			byKey[id] = i
 		}
-	}
-	senders := map[string][]int{}
-	for i := range r.values {
 		if k, ok := r.conflictKey(func(f *schema.Field) any { return sent[i][f.DBName] }); ok {
 			senders[k] = append(senders[k], i)
 		}
