@@ -2,7 +2,6 @@ package flake
 
 import (
 	"fmt"
-	"math/bits"
 	"time"
 )
 
@@ -24,10 +23,9 @@ import (
 // A time before the epoch or past its range returns [ErrTimeRange]: never
 // a clamped ID, which would repeat.
 func (g *Generator) NewAt(t time.Time) (ID, error) {
-	ms := t.UnixMilli() - g.epochMs
-	if ms < 0 || ms > MaxTimestamp {
-		return 0, fmt.Errorf("%w: %s is not between %s and %s", ErrTimeRange, t.UTC().Format(RFC3339Milli),
-			g.format(0), g.format(MaxTimestamp))
+	ms, err := g.epoch.Timestamp(t)
+	if err != nil {
+		return 0, err
 	}
 	for {
 		last := g.backfill.Load()
@@ -41,17 +39,12 @@ func (g *Generator) NewAt(t time.Time) (ID, error) {
 // at returns the ID after last in the millisecond ms: a step above it when
 // last is of that millisecond, else a random start in its lower half.
 func (g *Generator) at(last uint64, ms int64) (ID, error) {
-	if last != 0 && lastMs(last) == ms {
-		step, _ := bits.Mul64(g.random(), g.stepMax) // uniform in [0, stepMax)
-		r := (last&(1<<RandomBits-1))>>g.shift + 1 + step
-		if r > g.rndMask {
-			return 0, fmt.Errorf("%w: NewAt used up %s", ErrMonotonicOverflow, g.format(ms))
-		}
-		return ID(uint64(ms)<<RandomBits | r<<g.shift | g.sid), nil
+	if lastMs(last) != ms { // lastMs(0) is below every ms
+		return ID(g.start(ms, g.random())), nil
 	}
-	r := g.random() & (g.rndMask >> 1)
-	if ms == 0 && r == 0 && g.sid == 0 {
-		r = 1 // never the zero ID
+	id, ok := g.step(last, g.random())
+	if !ok {
+		return 0, fmt.Errorf("%w: NewAt used up %s", ErrMonotonicOverflow, g.format(ms))
 	}
-	return ID(uint64(ms)<<RandomBits | r<<g.shift | g.sid), nil
+	return ID(id), nil
 }

@@ -44,7 +44,7 @@ type Generator struct {
 	// cache line to miss after a pause, not three.
 	last    atomic.Uint64 // the last ID made, 0 before the first (never an ID)
 	wall    wallClock
-	epochMs int64
+	epoch   Epoch  // the one [WithEpoch] gave, or the default
 	rndMask uint64 // largest randomness
 	stepMax uint64 // largest step within a millisecond: 2^(8n)-1
 	sid     uint64
@@ -57,7 +57,6 @@ type Generator struct {
 	src      rand.Source      // nil: the runtime's
 	srcMu    sync.Mutex       // serialises calls to src
 	maxLead  int64            // ms the logical clock may run ahead of the clock
-	epoch    Epoch            // what epochMs is read from
 }
 
 // Capacity floors with the default entropy size of 1 byte: a generator
@@ -164,7 +163,7 @@ func NewGenerator(opts ...Option) (*Generator, error) {
 			return nil, err
 		}
 	}
-	g := &Generator{clock: c.clock, epoch: c.epoch, epochMs: c.epoch.UnixMilli(), src: c.src, maxLead: c.maxLead.Milliseconds()}
+	g := &Generator{clock: c.clock, epoch: c.epoch, src: c.src, maxLead: c.maxLead.Milliseconds()}
 	g.common = c.clock == nil && c.src == nil
 	g.wall.synced.Store(math.MinInt64 / 2) // no offset yet
 	g.wall.nowNs(readWall)
@@ -190,14 +189,14 @@ func NewGenerator(opts ...Option) (*Generator, error) {
 // now reads the clock as milliseconds since the epoch.
 func (g *Generator) now() int64 {
 	if g.clock != nil {
-		return g.clock().UnixMilli() - g.epochMs
+		return g.clock().UnixMilli() - g.epoch.UnixMilli()
 	}
 	ns := g.wall.nowNs(readWall)
 	ms := ns / 1e6
 	if ns%1e6 < 0 {
 		ms-- // floor, as UnixMilli does
 	}
-	return ms - g.epochMs
+	return ms - g.epoch.UnixMilli()
 }
 
 // nsIntoMs is how far into its millisecond the clock reads.
@@ -232,19 +231,15 @@ func (g *Generator) New() (ID, error) {
 		last := g.last.Load()
 		if ns >= 0 && last != 0 {
 			ms := int64(last >> RandomBits)
-			now := ns/1e6 - g.epochMs // ns ≥ 0: division is floor, as in now()
+			now := ns/1e6 - g.epoch.UnixMilli() // ns ≥ 0: division is floor, as in now()
 			var id uint64
 			if now > ms && now <= MaxTimestamp {
-				// A new millisecond, from the lower half of the randomness
-				// (now ≥ 1: never the zero ID).
-				id = uint64(now)<<RandomBits | (r&(g.rndMask>>1))<<g.shift | g.sid
+				id = g.start(now, r)
 			} else if now == ms {
-				step, _ := bits.Mul64(r, g.stepMax) // uniform in [0, stepMax)
-				next := (last&(1<<RandomBits-1))>>g.shift + 1 + step
-				if next > g.rndMask {
+				var ok bool
+				if id, ok = g.step(last, r); !ok {
 					return 0, ErrMonotonicOverflow // as after: one draw a call
 				}
-				id = uint64(ms)<<RandomBits | next<<g.shift | g.sid
 			}
 			if id != 0 && g.last.CompareAndSwap(last, id) {
 				return ID(id), nil
@@ -341,24 +336,42 @@ func (g *Generator) after(last uint64, now int64) (ID, error) {
 		if ms-now > g.maxLead {
 			return 0, g.behind(now, last)
 		}
-		step, _ := bits.Mul64(g.random(), g.stepMax) // uniform in [0, stepMax)
-		r := (last&(1<<RandomBits-1))>>g.shift + 1 + step
-		if r > g.rndMask {
+		id, ok := g.step(last, g.random())
+		if !ok {
 			return 0, ErrMonotonicOverflow
 		}
-		return ID(uint64(ms)<<RandomBits | r<<g.shift | g.sid), nil
+		return ID(id), nil
 	}
 	if now < 0 || now > MaxTimestamp {
 		return 0, fmt.Errorf("%w: clock reads %s, not between %s and %s", ErrTimeRange,
-			time.UnixMilli(g.epochMs+now).UTC().Format(RFC3339Milli),
-			time.UnixMilli(g.epochMs).UTC().Format(RFC3339Milli),
-			time.UnixMilli(g.epochMs+MaxTimestamp).UTC().Format(RFC3339Milli))
+			g.format(now), g.epoch, g.format(MaxTimestamp))
 	}
-	r := g.random() & (g.rndMask >> 1) // the lower half: the upper half is left for the steps
-	if now == 0 && r == 0 && g.sid == 0 {
-		r = 1 // never the zero ID, even at the epoch's first millisecond
+	return ID(g.start(now, g.random())), nil
+}
+
+// start and step are the step rule, the one home of it for New, NewWait
+// and NewAt; both inline, so New's common case pays no call for them.
+
+// start returns the first ID of the millisecond ms, drawn with the random
+// bits r: its randomness is in the lower half of the range, so that the
+// upper half is left for the steps. It is never the zero ID, even at the
+// epoch's first millisecond.
+func (g *Generator) start(ms int64, r uint64) uint64 {
+	r &= g.rndMask >> 1
+	if ms == 0 && r == 0 && g.sid == 0 {
+		r = 1
 	}
-	return ID(uint64(now)<<RandomBits | r<<g.shift | g.sid), nil
+	return uint64(ms)<<RandomBits | r<<g.shift | g.sid
+}
+
+// step returns the ID that follows last in last's millisecond, drawn with
+// the random bits r: last's randomness plus 1 plus a step uniform in
+// [0, 2^(8n)-1), so a step of 1 to 2^(8n)-1 (n is the entropy size). ok is
+// false when that passes the largest randomness: the millisecond is used up.
+func (g *Generator) step(last, r uint64) (id uint64, ok bool) {
+	s, _ := bits.Mul64(r, g.stepMax)
+	next := (last&(1<<RandomBits-1))>>g.shift + 1 + s
+	return last&^(1<<RandomBits-1) | next<<g.shift | g.sid, next <= g.rndMask
 }
 
 // random returns 64 random bits: from the runtime's ChaCha8 generator
@@ -397,8 +410,10 @@ func (g *Generator) behind(now int64, last uint64) error {
 		time.Duration(g.maxLead)*time.Millisecond)
 }
 
+// format prints the time of ms since the generator's epoch, also when it is
+// out of the epoch's range (a clock reading; Epoch.Time takes an ID).
 func (g *Generator) format(ms int64) string {
-	return time.UnixMilli(g.epochMs + ms).UTC().Format(RFC3339Milli)
+	return time.UnixMilli(g.epoch.UnixMilli() + ms).UTC().Format(RFC3339Milli)
 }
 
 // Ceiling returns an ID above every ID the generator has made, and every ID

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -467,4 +468,116 @@ func TestGeneratorCeiling(t *testing.T) {
 	if id := mustNew(t, g); id < c {
 		t.Fatalf("ceiling %s above an ID %s made after d", c, id)
 	}
+}
+
+// stepCase is one layout and entropy size, for TestStepRuleEveryPath.
+type stepCase struct {
+	opts    []Option
+	sid     uint64
+	shift   uint   // position of the randomness
+	top     uint64 // largest randomness
+	stepMax uint64 // 2^(8n)-1
+}
+
+func stepCases() []stepCase {
+	var cs []stepCase
+	for n := 1; n <= 3; n++ {
+		max := uint64(1)<<(8*n) - 1
+		cs = append(cs, stepCase{[]Option{WithEntropy(n)}, 0, 0, 1<<RandomBits - 1, max})
+		if n <= 2 {
+			cs = append(cs, stepCase{[]Option{WithEntropy(n), WithSID(9)}, 9, SIDBits, 1<<ScalableRandomBits - 1, max})
+		}
+	}
+	return cs
+}
+
+// id is the ID of millisecond ms with randomness rnd in c's layout.
+func (c stepCase) id(ms int64, rnd uint64) uint64 {
+	return uint64(ms)<<RandomBits | rnd<<c.shift | c.sid
+}
+
+// want is the step rule as docs/spec.md states it, for the draws 0 and
+// 2^64-1 only: the step is 1 + ⌊r·(2^(8n)-1)/2^64⌋, so 1 and 2^(8n)-1;
+// ok is false when the randomness would pass the top.
+func (c stepCase) want(ms int64, rnd, r uint64) (id uint64, ok bool) {
+	next := rnd + 1
+	if r == math.MaxUint64 {
+		next = rnd + c.stepMax
+	}
+	return c.id(ms, next), next <= c.top
+}
+
+// TestStepRuleEveryPath: every path that makes the next ID of a
+// millisecond steps by the one rule (Generator.step), in both layouts and
+// entropy sizes 1..3, at the bottom, middle and top of the randomness:
+// New's general path, NewWait (which, past the top, waits for the next
+// millisecond), NewAt, with the draws forced to 0 and 2^64-1; and New's
+// common case, whose draw (the runtime's CSPRNG) cannot be forced, where a
+// step from the top always overflows, a step with room for the largest
+// always fits, and any other ID is one the rule allows.
+func TestStepRuleEveryPath(t *testing.T) {
+	const ms = 1_000_000
+	at := DefaultEpoch().Time(ID(ms << RandomBits))
+	for _, c := range stepCases() {
+		name := fmt.Sprintf("%s/%v", map[bool]string{true: "scalable", false: "stand-alone"}[c.shift > 0], c.stepMax)
+		for _, rnd := range []uint64{0, c.top / 2, c.top - 1, c.top} {
+			for _, r := range []uint64{0, math.MaxUint64} {
+				wantID, wantOK := c.want(ms, rnd, r)
+				last := c.id(ms, rnd)
+				for path, next := range map[string]func(g *Generator) (ID, error){
+					"New":   func(g *Generator) (ID, error) { g.last.Store(last); return g.New() },
+					"NewAt": func(g *Generator) (ID, error) { g.backfill.Store(last); return g.NewAt(at) },
+					"NewWait": func(g *Generator) (ID, error) {
+						g.last.Store(last)
+						id, err := g.NewWait(context.Background())
+						if id.Timestamp() == ms+1 && err == nil {
+							return 0, ErrMonotonicOverflow // it waited: the millisecond was used up
+						}
+						return id, err
+					},
+				} {
+					// The clock reads ms, then ms+1 from its second reading
+					// on (NewWait reads it again once the millisecond is used up).
+					var reads atomic.Int64
+					clock := func() time.Time { return at.Add(time.Duration(min(reads.Add(1)-1, 1)) * time.Millisecond) }
+					g := mustGen(t, append(c.opts, WithClock(clock), WithRandom(constSource(r)))...)
+					id, err := next(g)
+					if ok := err == nil; ok != wantOK || ok && uint64(id) != wantID || !ok && !errors.Is(err, ErrMonotonicOverflow) {
+						t.Errorf("%s: %s from randomness %d, draw %#x: %s, %v; want %s, ok %v", name, path, rnd, r, id, err, ID(wantID), wantOK)
+					}
+				}
+			}
+			commonStep(t, name, c, rnd)
+		}
+	}
+}
+
+// commonStep checks New's common case from randomness rnd, at the clock's
+// millisecond (retried when the clock moves on in between).
+func commonStep(t *testing.T, name string, c stepCase, rnd uint64) {
+	t.Helper()
+	g := mustGen(t, c.opts...)
+	if !g.common {
+		t.Fatal("the default clock and randomness do not take the common path")
+	}
+	for range 100 {
+		ms := g.now()
+		last := c.id(ms, rnd)
+		g.last.Store(last)
+		id, err := g.New()
+		if g.now() != ms {
+			continue // the clock moved on: New may have seen a new millisecond
+		}
+		ok, d := err == nil, (uint64(id)&(1<<RandomBits-1))>>c.shift-rnd
+		switch {
+		case !ok && !errors.Is(err, ErrMonotonicOverflow):
+			t.Errorf("%s: New from randomness %d: %v", name, rnd, err)
+		case ok && (uint64(id)&^(1<<RandomBits-1)>>c.shift<<c.shift != last&^(1<<RandomBits-1)>>c.shift<<c.shift || d < 1 || d > c.stepMax || rnd+d > c.top):
+			t.Errorf("%s: New from randomness %d made %s after %s, not a step the rule allows", name, rnd, id, ID(last))
+		case ok && rnd == c.top, !ok && rnd+c.stepMax <= c.top:
+			t.Errorf("%s: New from randomness %d: %s, %v: the rule says ok %v", name, rnd, id, err, !ok)
+		}
+		return
+	}
+	t.Skip("the clock moved on between every store and New: machine too busy")
 }
