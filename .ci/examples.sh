@@ -28,9 +28,13 @@ uptodate() {
 
 start=$(date +%s)
 
+# Both recipes (the domain one, converted/ for plain bigint) read
+# migrations/declarations.sql, and their queries call every function it
+# declares (TestQueriesCallEveryFunction): a function sqlc cannot see fails
+# the generation.
 step "examples/sqlc: generated code up to date (sqlc generate, $SQLC)"
 uptodate examples/sqlc
-(cd examples/sqlc && CGO_ENABLED=1 go run "$SQLC" generate)
+(cd examples/sqlc && CGO_ENABLED=1 go run "$SQLC" generate && CGO_ENABLED=1 go run "$SQLC" generate -f converted/sqlc.yaml)
 uptodate examples/sqlc
 
 step "examples/ent: generated code up to date (go generate ./ent)"

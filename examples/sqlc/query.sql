@@ -62,3 +62,46 @@ WHERE i.id = @id;
 
 -- name: ListInvoicesByCustomer :many
 SELECT * FROM invoices WHERE customer_id = @customer_id ORDER BY id;
+
+-- name: ListCustomersAfter :many
+-- Keyset pagination with a typed cursor: after is a *idtype.CustomerID
+-- (the nullable domain override), nil for the first page. A zero ID is
+-- never written, so 0 sorts below every key.
+SELECT * FROM customers
+WHERE id > COALESCE(sqlc.narg(after)::customer_id, 0)
+ORDER BY id LIMIT @page_size;
+
+-- name: ListPostsAfter :many
+-- The same with plain IDs: after is a ulidflake.NullID, not valid for the
+-- first page.
+SELECT * FROM posts
+WHERE id > COALESCE(sqlc.narg(after)::ulid_flake_id, 0)
+ORDER BY id LIMIT @page_size;
+
+-- The functions of migrations/declarations.sql, each called as sqlc
+-- reads it (TestQueriesCallEveryFunction checks that none is missing).
+
+-- name: NewIDs :one
+-- ulid_flake_scalable() needs a SID (ulid_flake_set_sid, the owner's).
+SELECT ulid_flake()::ulid_flake_id AS id,
+	ulid_flake_scalable()::ulid_flake_id AS scalable,
+	ulid_flake_scalable(@sid)::ulid_flake_id AS scalable_with_sid;
+
+-- name: CustomerText :one
+SELECT ulid_flake_encode(id) AS text, ulid_flake_encode(id, 'cus') AS prefixed,
+	ulid_flake_time(id) AS created_at
+FROM customers WHERE id = @id;
+
+-- name: GetCustomerByText :one
+SELECT * FROM customers WHERE id = ulid_flake_decode(@text);
+
+-- name: GetCustomerByPrefixed :one
+SELECT * FROM customers WHERE id = ulid_flake_decode(@prefixed, 'cus');
+
+-- name: CreateCustomerAt :one
+-- A backfill: the key carries created_at's time.
+INSERT INTO customers (id, name) VALUES (ulid_flake_at(@created_at), @name) RETURNING *;
+
+-- name: Generators :one
+-- What the generators read: the epoch (Unix ms) and the SID in force.
+SELECT ulid_flake_epoch_ms() AS epoch_ms, ulid_flake_node_sid() AS sid;

@@ -16,7 +16,11 @@ CREATE TABLE posts (
 
 -- A prefixed key: sqlc.yaml's column overrides map customers.id and
 -- invoices.customer_id to idtype.CustomerID (cus_00EZJCRCB4650). A column
--- override ignores nullability: customer_id is NOT NULL.
+-- override ignores nullability: customer_id is NOT NULL. The domain
+-- customer_id types what a column override cannot reach, casts: the
+-- first-page cursor sqlc.narg(after)::customer_id (*idtype.CustomerID).
+CREATE DOMAIN customer_id AS ulid_flake_id;
+
 CREATE TABLE customers (
 	id   ulid_flake_id PRIMARY KEY DEFAULT ulid_flake(),
 	name text NOT NULL

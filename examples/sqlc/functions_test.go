@@ -1,0 +1,211 @@
+package sqlcexample
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ulidflake/ulidflake/examples/sqlc/dbpgx"
+	"github.com/ulidflake/ulidflake/examples/sqlc/dbstd"
+	"github.com/ulidflake/ulidflake/examples/sqlc/idtype"
+	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/internal/pgtest"
+	"github.com/ulidflake/ulidflake/pgxtype"
+)
+
+// declared lists the functions of migrations/declarations.sql as
+// name/number-of-arguments, one entry per number its defaults allow.
+func declared(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("../../migrations/declarations.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, m := range regexp.MustCompile(`CREATE FUNCTION (\w+)\(([^)]*)\)`).FindAllStringSubmatch(string(b), -1) {
+		n, opt := 0, 0
+		for _, arg := range strings.Split(m[2], ",") {
+			if strings.TrimSpace(arg) != "" {
+				n++
+			}
+			if strings.Contains(arg, " DEFAULT ") {
+				opt++
+			}
+		}
+		for k := n - opt; k <= n; k++ {
+			out = append(out, m[1]+"/"+string(rune('0'+k)))
+		}
+	}
+	return out
+}
+
+// calls lists the calls of ulid_flake functions in SQL as
+// name/number-of-arguments (arguments hold no parentheses but casts').
+func calls(sql string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(ulid_flake\w*)\(((?:[^()]|\([^()]*\))*)\)`).FindAllStringSubmatch(sql, -1) {
+		n := 0
+		if strings.TrimSpace(m[2]) != "" {
+			n = strings.Count(m[2], ",") + 1
+		}
+		out[m[1]+"/"+string(rune('0'+n))] = true
+	}
+	return out
+}
+
+// TestQueriesCallEveryFunction: query.sql, which sqlc compiles against
+// declarations.sql (CI regenerates the code and fails on a difference),
+// calls every declared function in every form its defaults allow, so a
+// function sqlc cannot see fails the generation.
+func TestQueriesCallEveryFunction(t *testing.T) {
+	q, err := os.ReadFile("query.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fns, got := declared(t), calls(string(q))
+	if len(fns) < 13 {
+		t.Fatalf("declarations.sql declares %v: the pattern no longer reads it", fns)
+	}
+	for _, f := range fns {
+		if !got[f] {
+			t.Errorf("query.sql does not call %s (name/arguments): add a query that does", f)
+		}
+	}
+}
+
+// TestFunctions runs the queries that call each function through the
+// code sqlc generated, on pgx and on database/sql, and checks each result
+// against Go's.
+func TestFunctions(t *testing.T) {
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		ctx := context.Background()
+		withSchema(t, db)
+		if _, err := db.Exec(ctx, `SELECT ulid_flake_set_sid(7)`); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := pgxpool.ParseConfig(db.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.AfterConnect = pgxtype.AfterConnect
+		pool, err := pgxpool.NewWithConfig(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pool.Close()
+		sdb, err := sql.Open("postgres", db.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sdb.Close()
+		t.Run("pgx", func(t *testing.T) { testFunctions(t, pgxFunctions(dbpgx.New(pool))) })
+		t.Run("database/sql", func(t *testing.T) { testFunctions(t, stdFunctions(dbstd.New(sdb))) })
+	})
+}
+
+// functions is what testFunctions calls, the same on both outputs.
+type functions struct {
+	newIDs    func(sid int32) (dbpgx.NewIDsRow, error)
+	create    func(name string) (dbpgx.Customer, error)
+	createAt  func(at time.Time) (dbpgx.Customer, error)
+	text      func(idtype.CustomerID) (text, prefixed string, at time.Time, err error)
+	byText    func(string) (dbpgx.Customer, error)
+	byPrefix  func(string) (dbpgx.Customer, error)
+	generator func() (dbpgx.GeneratorsRow, error)
+}
+
+func pgxFunctions(q *dbpgx.Queries) functions {
+	ctx := context.Background()
+	return functions{
+		newIDs: func(sid int32) (dbpgx.NewIDsRow, error) { return q.NewIDs(ctx, sid) },
+		create: func(name string) (dbpgx.Customer, error) { return q.CreateCustomer(ctx, name) },
+		createAt: func(at time.Time) (dbpgx.Customer, error) {
+			return q.CreateCustomerAt(ctx, dbpgx.CreateCustomerAtParams{CreatedAt: pgtype.Timestamptz{Time: at, Valid: true}, Name: "backfilled"})
+		},
+		text: func(id idtype.CustomerID) (string, string, time.Time, error) {
+			r, err := q.CustomerText(ctx, id)
+			return r.Text, r.Prefixed, r.CreatedAt.Time, err
+		},
+		byText:    func(s string) (dbpgx.Customer, error) { return q.GetCustomerByText(ctx, s) },
+		byPrefix:  func(s string) (dbpgx.Customer, error) { return q.GetCustomerByPrefixed(ctx, s) },
+		generator: func() (dbpgx.GeneratorsRow, error) { return q.Generators(ctx) },
+	}
+}
+
+func stdFunctions(q *dbstd.Queries) functions {
+	ctx := context.Background()
+	return functions{
+		newIDs: func(sid int32) (dbpgx.NewIDsRow, error) {
+			r, err := q.NewIDs(ctx, sid)
+			return dbpgx.NewIDsRow(r), err
+		},
+		create: func(name string) (dbpgx.Customer, error) {
+			c, err := q.CreateCustomer(ctx, name)
+			return dbpgx.Customer(c), err
+		},
+		createAt: func(at time.Time) (dbpgx.Customer, error) {
+			c, err := q.CreateCustomerAt(ctx, dbstd.CreateCustomerAtParams{CreatedAt: at, Name: "backfilled"})
+			return dbpgx.Customer(c), err
+		},
+		text: func(id idtype.CustomerID) (string, string, time.Time, error) {
+			r, err := q.CustomerText(ctx, id)
+			return r.Text, r.Prefixed, r.CreatedAt, err
+		},
+		byText: func(s string) (dbpgx.Customer, error) {
+			c, err := q.GetCustomerByText(ctx, s)
+			return dbpgx.Customer(c), err
+		},
+		byPrefix: func(s string) (dbpgx.Customer, error) {
+			c, err := q.GetCustomerByPrefixed(ctx, s)
+			return dbpgx.Customer(c), err
+		},
+		generator: func() (dbpgx.GeneratorsRow, error) {
+			r, err := q.Generators(ctx)
+			return dbpgx.GeneratorsRow(r), err
+		},
+	}
+}
+
+func testFunctions(t *testing.T, f functions) {
+	start := time.Now()
+	ids, err := f.newIDs(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	within(t, start, time.Now(), ids.ID, ids.Scalable, ids.ScalableWithSid)
+	if ids.Scalable.Int64()&31 != 7 || ids.ScalableWithSid.Int64()&31 != 3 {
+		t.Errorf("SIDs of %+v: want 7 (the install's) and 3 (the call's)", ids)
+	}
+	if g, err := f.generator(); err != nil || g != (dbpgx.GeneratorsRow{EpochMs: flake.DefaultEpochUnixMilli, Sid: 7}) {
+		t.Errorf("Generators = %+v, %v; want the default epoch and SID 7", g, err)
+	}
+
+	c, err := f.create("ada")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, prefixed, at, err := f.text(c.ID)
+	if err != nil || text != c.ID.ID.String() || prefixed != c.ID.String() || !at.Equal(c.ID.Time()) {
+		t.Errorf("CustomerText(%s) = %q, %q, %v, %v; want Go's text, prefixed text and time", c.ID, text, prefixed, at, err)
+	}
+	for name, get := range map[string]func() (dbpgx.Customer, error){
+		"GetCustomerByText":     func() (dbpgx.Customer, error) { return f.byText(text) },
+		"GetCustomerByPrefixed": func() (dbpgx.Customer, error) { return f.byPrefix(prefixed) },
+	} {
+		if got, err := get(); err != nil || got != c {
+			t.Errorf("%s = %+v, %v; want %+v", name, got, err, c)
+		}
+	}
+	then := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	old, err := f.createAt(then)
+	if err != nil || !old.ID.Time().Equal(then) {
+		t.Errorf("CreateCustomerAt(%v) = %+v (time %v), %v", then, old, old.ID.Time(), err)
+	}
+}
