@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/ulidflake/ulidflake/flake"
@@ -80,37 +79,15 @@ func adopt(ctx context.Context, tx execer, table string, all []Migration) (int, 
 	return v, nil
 }
 
-// installedVersion reads the newest version whose objects are in the
-// install schema, whatever the version table says: an older release that
-// adopted an install of a newer one records only the versions it knows.
-func installedVersion(ctx context.Context, tx execer) (int, error) {
-	var v int
-	if err := tx.QueryRowContext(ctx, `SELECT CASE
-		WHEN pg_catalog.to_regprocedure(pg_catalog.format('%I.ulid_flake_set_sid(integer)', s)) IS NOT NULL
-			AND pg_catalog.to_regprocedure(pg_catalog.format('%I.ulid_flake_node_sid()', s)) IS NOT NULL THEN 8
-		WHEN pg_catalog.to_regprocedure(pg_catalog.format('%I.ulid_flake_set_epoch(bigint, boolean)', s)) IS NOT NULL
-			AND pg_catalog.to_regprocedure(pg_catalog.format('%I.ulid_flake_epoch_ms()', s)) IS NOT NULL THEN 7
-		WHEN pg_catalog.to_regprocedure(pg_catalog.format('%I.ulid_flake_decode(text, text)', s)) IS NOT NULL
-			AND pg_catalog.to_regprocedure(pg_catalog.format('%I.ulid_flake_encode(bigint, text)', s)) IS NOT NULL THEN 6
-		WHEN pg_catalog.to_regprocedure(pg_catalog.format('%I.ulid_flake_at(timestamp with time zone)', s)) IS NOT NULL THEN 5
-		WHEN pg_catalog.to_regclass(pg_catalog.format('%I.ulid_flake_state', s)) IS NOT NULL THEN 4
-		WHEN pg_catalog.to_regtype(pg_catalog.format('%I.ulid_flake_epoch_setting', s)) IS NOT NULL THEN 3
-		WHEN pg_catalog.to_regtype(pg_catalog.format('%I.ulid_flake_id', s)) IS NOT NULL THEN 2
-		WHEN pg_catalog.to_regclass(pg_catalog.format('%I.ulid_flake_seq', s)) IS NOT NULL THEN 1
-		ELSE 0 END FROM (SELECT pg_catalog.current_schema() AS s) AS x`).Scan(&v); err != nil {
-		return 0, fmt.Errorf("migrations: looking for the objects of an install: %w", err)
-	}
-	return v, nil
-}
-
 // checkNode runs ulid_flake_check_node() (version 4 on), which draws a new
 // generator offset when the state was recorded on another database: a
 // clone, a dump restored elsewhere, CREATE DATABASE ... TEMPLATE. From
 // version 8 on it also checks the node against the mesh's rows
-// (ulid_flake_nodes) and writes its own; its refusals are [ErrMesh]. It is
+// (ulid_flake_nodes) and writes its own; its refusals (SQLSTATEs 55U01 to
+// 55U04) are [ErrMesh]. It is
 // called by the install schema's name, after [trusted] checked its owner.
 func checkNode(ctx context.Context, tx execer, current int) error {
-	if current < 4 {
+	if current < versionCheckNode {
 		return nil
 	}
 	var schema string
@@ -118,23 +95,15 @@ func checkNode(ctx context.Context, tx execer, current int) error {
 		return fmt.Errorf("migrations: checking the generator state: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `SELECT `+schema+`.ulid_flake_check_node()`); err != nil {
-		if meshRefusal(err) {
+		switch code := sqlState(err); {
+		case meshStates[code]:
 			return fmt.Errorf("%w: %w", ErrMesh, err)
-		}
-		var state interface{ SQLState() string }
-		if errors.As(err, &state) && state.SQLState() == "42501" {
+		case code == "42501":
 			return fmt.Errorf("%w: %w", ErrForeignOwner, err)
 		}
 		return fmt.Errorf("migrations: checking the generator state: %w", err)
 	}
 	return nil
-}
-
-// meshRefusal reports whether err is a refusal of version 8's mesh checks:
-// SQLSTATE 55000 with a message that starts "ulid_flake mesh:".
-func meshRefusal(err error) bool {
-	var state interface{ SQLState() string }
-	return errors.As(err, &state) && state.SQLState() == "55000" && strings.Contains(err.Error(), "ulid_flake mesh:")
 }
 
 // checkEpoch returns ErrEpoch when the install (version 7 on, where the
@@ -143,7 +112,7 @@ func meshRefusal(err error) bool {
 // ulid_flake_epoch_ms() by the install schema's name, after [trusted]
 // checked its owner.
 func checkEpoch(ctx context.Context, tx execer, current int, want *flake.Epoch) error {
-	if current < 7 {
+	if current < versionFixedEpoch {
 		return nil
 	}
 	var ext sql.NullString
@@ -175,16 +144,10 @@ func checkEpoch(ctx context.Context, tx execer, current int, want *flake.Epoch) 
 }
 
 // trusted returns ErrForeignOwner when the version table, or an object of
-// the install schema that Migrate reads, adopts or calls by name (the
-// state table and the sequence, the types that mark versions 2 and 3, the
-// functions ulid_flake, ulid_flake_scalable, ulid_flake_check_node,
-// ulid_flake_build, ulid_flake_time and ulid_flake_epoch_settings (which
-// version 7 calls), and ulid_flake_at, ulid_flake_encode,
-// ulid_flake_decode, ulid_flake_epoch_ms and ulid_flake_set_epoch, which
-// mark versions 5 to 7, in any signature; version 8's ulid_flake_set_sid,
-// ulid_flake_node_sid, the table ulid_flake_nodes and the functions that
-// ulid_flake_check_node calls or that write it), is owned by a role that is neither
-// the one running Migrate nor a superuser: another role's objects there (a
+// the install schema that a version owns (the owns of the version table,
+// [versions]: what Migrate reads, adopts or calls by name, or a version's
+// file calls, in any signature), is owned by a role that is neither the
+// one running Migrate nor a superuser: another role's objects there (a
 // trigger on a planted version table, a planted ulid_flake_check_node())
 // would run with the caller's rights.
 func trusted(ctx context.Context, tx execer, table string) error {
@@ -196,20 +159,18 @@ func trusted(ctx context.Context, tx execer, table string) error {
 				FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass($1)
 			UNION ALL SELECT 'relation ' OPERATOR(pg_catalog.||) c.oid::pg_catalog.regclass::pg_catalog.text, c.relowner
 				FROM pg_catalog.pg_class c, s WHERE c.relnamespace OPERATOR(pg_catalog.=) s.oid
-				AND c.relname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (ARRAY['ulid_flake_state', 'ulid_flake_seq', 'ulid_flake_nodes'])
+				AND c.relname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (pg_catalog.string_to_array($2::pg_catalog.text, ','))
 			UNION ALL SELECT 'type ' OPERATOR(pg_catalog.||) t.oid::pg_catalog.regtype::pg_catalog.text, t.typowner
 				FROM pg_catalog.pg_type t, s WHERE t.typnamespace OPERATOR(pg_catalog.=) s.oid
-				AND t.typname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (ARRAY['ulid_flake_epoch_setting', 'ulid_flake_id'])
+				AND t.typname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (pg_catalog.string_to_array($3::pg_catalog.text, ','))
 			UNION ALL SELECT 'function ' OPERATOR(pg_catalog.||) p.oid::pg_catalog.regprocedure::pg_catalog.text, p.proowner
 				FROM pg_catalog.pg_proc p, s WHERE p.pronamespace OPERATOR(pg_catalog.=) s.oid
-				AND p.proname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (ARRAY['ulid_flake', 'ulid_flake_scalable', 'ulid_flake_check_node', 'ulid_flake_build',
-					'ulid_flake_time', 'ulid_flake_at', 'ulid_flake_encode', 'ulid_flake_decode', 'ulid_flake_epoch_ms', 'ulid_flake_set_epoch', 'ulid_flake_epoch_settings',
-					'ulid_flake_set_sid', 'ulid_flake_node_sid', 'ulid_flake_node_sync', 'ulid_flake_new_node', 'ulid_flake_adopt_node', 'ulid_flake_retire_node',
-					'ulid_flake_create', 'ulid_flake_start_sid']))
+				AND p.proname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (pg_catalog.string_to_array($4::pg_catalog.text, ',')))
 		SELECT pg_catalog.string_agg(o.what OPERATOR(pg_catalog.||) ' (owner ' OPERATOR(pg_catalog.||)
 				pg_catalog.quote_ident(r.rolname) OPERATOR(pg_catalog.||) ')', ', ' ORDER BY o.what)
 			FROM o JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) o.owner
-			WHERE NOT r.rolsuper AND r.rolname OPERATOR(pg_catalog.<>) CURRENT_USER`, table).Scan(&foreign)
+			WHERE NOT r.rolsuper AND r.rolname OPERATOR(pg_catalog.<>) CURRENT_USER`,
+		table, owned(kindRelation), owned(kindType), owned(kindFunction)).Scan(&foreign)
 	if err != nil {
 		return fmt.Errorf("migrations: reading the owners of the install's objects: %w", err)
 	}

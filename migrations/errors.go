@@ -56,15 +56,17 @@ var (
 	// install's owner, changes it.
 	ErrSID = errors.New("migrations: the settings give sessions another SID")
 	// ErrMesh: ulid_flake_check_node() (version 8 on) refused the node, so
-	// that it makes no ID before the operator acts (SQLSTATE 55000, the
-	// message starts "ulid_flake mesh:"): another node's row in
-	// ulid_flake_nodes holds this node's SID; or this database is a copy
-	// (a pg_basebackup clone or a promoted replica: another timeline; a
-	// restore: another system or database) of a node while other nodes'
+	// that it makes no ID before the operator acts, with one SQLSTATE per
+	// refusal (the message starts "ulid_flake mesh:"): this database is a
+	// copy (a pg_basebackup clone or a promoted replica: another timeline;
+	// a restore: another system or database) of a node while other nodes'
 	// rows are here, until ulid_flake_new_node(sid) or
-	// ulid_flake_adopt_node() says which it is; or a table that the node
-	// publishes or receives by subscription takes its default from
-	// ulid_flake(), which ignores the SID. The error wraps the server's.
+	// ulid_flake_adopt_node() says which it is (55U01); another node's row
+	// in ulid_flake_nodes holds this node's SID (55U02); a subscription
+	// copies ulid_flake_state into this database (55U03); or a table that
+	// the node publishes or receives by subscription takes its default
+	// from ulid_flake(), which ignores the SID (55U04). The error wraps the
+	// server's.
 	ErrMesh = errors.New("migrations: the mesh refuses this node")
 )
 
@@ -99,3 +101,13 @@ func (e *AheadError) Error() string {
 }
 
 func (e *AheadError) Unwrap() error { return ErrAhead }
+
+// sqlState returns the SQLSTATE of the server's error that err wraps, or
+// "" when it wraps none.
+func sqlState(err error) string {
+	var state interface{ SQLState() string }
+	if errors.As(err, &state) {
+		return state.SQLState()
+	}
+	return ""
+}

@@ -3,7 +3,6 @@ package migrations
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -110,7 +109,7 @@ func migrate(ctx context.Context, db *sql.DB, all []Migration, opts ...Option) (
 	if o.targetSet && (o.target < 0 || o.target > len(all)) {
 		return nil, fmt.Errorf("%w: %d (versions 0..%d)", ErrTarget, o.target, len(all))
 	}
-	if o.epoch != nil && ((o.targetSet && o.target < 7) || o.dir == DirectionDown) {
+	if o.epoch != nil && ((o.targetSet && o.target < versionFixedEpoch) || o.dir == DirectionDown) {
 		return nil, fmt.Errorf("%w: WithEpoch is kept from version 7 on, not by DirectionDown or a target below it", ErrEpoch)
 	}
 	table := quoteIdent(o.table)
@@ -275,26 +274,15 @@ func step(ctx context.Context, db *sql.DB, o options, table string, all []Migrat
 	return s, false, nil
 }
 
-// classify wraps the sentinel that a migration file's refusal stands for,
-// read from its SQLSTATE: version 7's epoch checks (55000: the settings
-// gave sessions another epoch, or ulid_flake_ext 1.0 is there; 42501: the
-// server's configuration files cannot be read to check it), version 8's
-// SID check (55000), its mesh checks (55000, "ulid_flake mesh:": the
-// node's check when it installs) and its schema owner check (42501).
+// classify wraps the sentinel that a refusal of version's file stands for,
+// read from its SQLSTATE in the version's refusals ([versions]).
 func classify(version int, err error) error {
-	var state interface{ SQLState() string }
-	if !errors.As(err, &state) {
+	code := sqlState(err)
+	if version < 1 || version > len(versions) || code == "" {
 		return err
 	}
-	switch code := state.SQLState(); {
-	case version == 7 && (code == "55000" || code == "42501"):
-		return fmt.Errorf("%w: %w", ErrEpoch, err)
-	case version == 8 && meshRefusal(err):
-		return fmt.Errorf("%w: %w", ErrMesh, err)
-	case version == 8 && code == "55000":
-		return fmt.Errorf("%w: %w", ErrSID, err)
-	case version == 8 && code == "42501":
-		return fmt.Errorf("%w: %w", ErrForeignOwner, err)
+	if sentinel := versions[version-1].refusals[code]; sentinel != nil {
+		return fmt.Errorf("%w: %w", sentinel, err)
 	}
 	return err
 }

@@ -154,7 +154,7 @@ func TestExtensionStateReplicated(t *testing.T) {
 		// ulid_flake_check_node() refuses B as a copy of a mesh node; B's
 		// former identity is retired first.
 		_, err = b.Exec(ctx, `SELECT ulid_flake_check_node()`)
-		require.Equal(t, "55000", sqlState(err), "%v", err)
+		require.Equal(t, "55U01", sqlState(err), "%v", err)
 		require.ErrorContains(t, err, "ulid_flake mesh:")
 		_, err = b.Exec(ctx, `SELECT ulid_flake_retire_node($1::uuid)`, bNode)
 		require.NoError(t, err)

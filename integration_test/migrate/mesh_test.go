@@ -62,11 +62,12 @@ func TestMeshNodeFunctions(t *testing.T) {
 
 		const other = "00000000-0000-4000-8000-000000000005"
 		require.NoError(t, exec(`INSERT INTO ulid_flake_nodes VALUES ($1, 5, 1, 1, 1, now())`, other))
-		refused(exec(`SELECT ulid_flake_set_sid(5)`), "55000", "SID 5 is node "+other)
+		refused(exec(`SELECT ulid_flake_set_sid(5)`), "55U02", "SID 5 is node "+other)
 		// The SID fixed by hand (as a copied function would hold it).
 		require.NoError(t, exec(`CREATE OR REPLACE FUNCTION ulid_flake_node_sid() RETURNS integer LANGUAGE sql STABLE PARALLEL SAFE RETURN 5`))
 		_, err = migrations.Migrate(ctx, sdb)
 		require.ErrorIs(t, err, migrations.ErrMesh)
+		require.Equal(t, "55U02", sqlCode(err), "%v", err)
 		require.ErrorContains(t, err, "SID 5 is node "+other)
 		require.NoError(t, exec(`SELECT ulid_flake_set_sid(4)`))
 		_, err = migrations.Migrate(ctx, sdb)
@@ -79,8 +80,9 @@ func TestMeshNodeFunctions(t *testing.T) {
 		require.NoError(t, exec(`UPDATE ulid_flake_state SET system_id = system_id + 1`))
 		_, err = migrations.Migrate(ctx, sdb)
 		require.ErrorIs(t, err, migrations.ErrMesh)
+		require.Equal(t, "55U01", sqlCode(err), "%v", err)
 		require.ErrorContains(t, err, "a copy of node "+me+" (SID 4)")
-		refused(exec(`SELECT ulid_flake_set_sid(6)`), "55000", "a copy of node "+me)
+		refused(exec(`SELECT ulid_flake_set_sid(6)`), "55U01", "a copy of node "+me)
 		require.NoError(t, exec(`SELECT ulid_flake_adopt_node()`))
 		_, err = migrations.Migrate(ctx, sdb)
 		require.NoError(t, err)
@@ -90,7 +92,7 @@ func TestMeshNodeFunctions(t *testing.T) {
 		require.Equal(t, 2, rows())
 
 		require.NoError(t, exec(`UPDATE ulid_flake_state SET system_id = system_id + 1`))
-		refused(exec(`SELECT ulid_flake_new_node(5)`), "55000", "SID 5 is node "+other)
+		refused(exec(`SELECT ulid_flake_new_node(5)`), "55U02", "SID 5 is node "+other)
 		refused(exec(`SELECT ulid_flake_new_node(NULL)`), "22004", "needs a SID")
 		require.NoError(t, exec(`SELECT ulid_flake_new_node(6)`))
 		_, err = migrations.Migrate(ctx, sdb)

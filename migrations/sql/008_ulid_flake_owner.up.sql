@@ -27,8 +27,9 @@
 --   every start) refuses that too, a copy of a node (a clone, a promoted
 --   replica, a restore) while other nodes' rows are here, until
 --   ulid_flake_new_node(sid) or ulid_flake_adopt_node() says which it is,
---   and a replicated table whose default is ulid_flake(). 55000, with
---   messages that start "ulid_flake mesh:". Nothing runs per insert.
+--   and a replicated table whose default is ulid_flake(). Each refusal has
+--   a SQLSTATE of its own in class 55 (55U01 to 55U04, below), and a
+--   message that starts "ulid_flake mesh:". Nothing runs per insert.
 -- * ulid_flake_build writes its bodies with pg_catalog.mod() (the same
 --   int8mod as the % operator, so the same IDs), and reaches the schema's
 --   name only as a quoted literal.
@@ -422,19 +423,21 @@ $revoke$;
 -- ulid_flake_node_sync(mode, sid): what the functions below share, under
 -- the state's row lock. mode is 'check' (ulid_flake_check_node), 'set'
 -- (ulid_flake_set_sid), 'new' (ulid_flake_new_node) or 'adopt'
--- (ulid_flake_adopt_node). Refused with 55000, every message starting
--- "ulid_flake mesh:", when:
--- * the instance is not the one this node's row recorded (another system
---   or database: a restore, a template; another timeline: a promoted
---   replica or a pg_basebackup clone) while other nodes' rows are here,
---   until the operator says whether it replaces that node ('adopt') or is
---   a new node ('new': a new identity, a new offset, its own SID). With no
---   other node's row, it is recorded as before: another system or database
---   gets a new identity and a new offset, another timeline keeps both;
--- * another node's row holds the SID;
--- * the node has a SID, or other nodes' rows are here, and a column of a
---   table it publishes, or receives by subscription, takes its default
---   from ulid_flake(), which ignores the SID.
+-- (ulid_flake_adopt_node). Refused, every message starting "ulid_flake
+-- mesh:", with a SQLSTATE per refusal that migrations.ErrMesh names, when:
+-- * 55U01: the instance is not the one this node's row recorded (another
+--   system or database: a restore, a template; another timeline: a
+--   promoted replica or a pg_basebackup clone) while other nodes' rows are
+--   here, until the operator says whether it replaces that node ('adopt')
+--   or is a new node ('new': a new identity, a new offset, its own SID).
+--   With no other node's row, it is recorded as before: another system or
+--   database gets a new identity and a new offset, another timeline keeps
+--   both;
+-- * 55U02: another node's row holds the SID;
+-- * 55U03: a subscription copies ulid_flake_state into this database;
+-- * 55U04: the node has a SID, or other nodes' rows are here, and a column
+--   of a table it publishes, or receives by subscription, takes its
+--   default from ulid_flake(), which ignores the SID.
 -- Then it writes this node's row. It returns true when it drew a new
 -- offset.
 SELECT ulid_flake_create(pg_catalog.current_schema()::pg_catalog.text, 'ulid_flake_node_sync(mode text, new_sid integer) RETURNS boolean'::pg_catalog.text, $body$
@@ -494,7 +497,7 @@ BEGIN
 		RAISE EXCEPTION 'ulid_flake mesh: this database is a copy of node % (SID %), which was system %, database %, timeline %, and is now system %, database %, timeline %; other nodes write here (%)',
 			coalesce(me::text, 'unknown'), coalesce(own_sid::text, 'none'), coalesce(own_sys, st_sys), coalesce(own_db, st_db),
 			coalesce(own_tl::text, 'unknown'), sys, db, tl, others
-			USING ERRCODE = '55000',
+			USING ERRCODE = '55U01',
 				DETAIL = 'A pg_basebackup clone or a promoted replica keeps the node''s SID and offset: beside the node it copies, it makes the same IDs.',
 				HINT = format('If it replaces that node for good (a failover: the old one never writes again), run SELECT %1$I.ulid_flake_adopt_node(). If it is a new node, drop its inherited subscriptions (ALTER SUBSCRIPTION ... DISABLE, SET (slot_name = NONE), DROP) and run SELECT %1$I.ulid_flake_new_node(sid::integer) with a SID no node uses (docs/deployments.md).', schema);
 	END IF;
@@ -525,7 +528,7 @@ BEGIN
 			'node %s (system %s, database %s, timeline %s, written %s)', schema) INTO held_by, holder USING sid, me;
 		IF holder IS NOT NULL THEN
 			RAISE EXCEPTION 'ulid_flake mesh: SID % is %''s: two writable nodes with one SID make the same IDs', sid, holder
-				USING ERRCODE = '55000',
+				USING ERRCODE = '55U02',
 					HINT = format('Give this node a SID no node uses: SELECT %1$I.ulid_flake_set_sid(n::integer) (SELECT sid FROM %1$I.ulid_flake_nodes lists those in use). If that node has left the mesh for good, SELECT %1$I.ulid_flake_retire_node(%2$L::uuid) frees its SID.',
 						schema, held_by);
 		END IF;
@@ -538,7 +541,7 @@ BEGIN
 	WHERE r.srrelid = to_regclass(format('%I.ulid_flake_state', schema));
 	IF bad IS NOT NULL THEN
 		RAISE EXCEPTION 'ulid_flake mesh: ulid_flake_state is replicated into this database by subscription %: it would hold another database''s offset and epoch', bad
-			USING ERRCODE = '55000',
+			USING ERRCODE = '55U03',
 				HINT = 'Publish the application''s tables by name (not FOR ALL TABLES), then ALTER SUBSCRIPTION ... REFRESH PUBLICATION, and run this again.';
 	END IF;
 
@@ -562,7 +565,7 @@ BEGIN
 		IF bad IS NOT NULL THEN
 			RAISE EXCEPTION 'ulid_flake mesh: % take their default from ulid_flake() (or the extension''s ulid_flake_next()), which ignores the node''s SID (%), and are replicated to or from other nodes: two nodes make the same IDs there',
 				bad, CASE WHEN sid IS NULL THEN 'none, and other nodes write here' ELSE sid::text END
-				USING ERRCODE = '55000',
+				USING ERRCODE = '55U04',
 					HINT = format('On every node: ALTER TABLE ... ALTER COLUMN ... SET DEFAULT %I.ulid_flake_scalable(), and give each node a SID of its own.', schema);
 		END IF;
 	END IF;
@@ -596,7 +599,7 @@ $body$::pg_catalog.text);
 
 -- ulid_flake_set_sid(sid): fixes the SID that ulid_flake_scalable() uses
 -- when its call gives none (NULL: none, and such a call is refused, 23514),
--- and writes this node's row. Refused (55000) when another node's row
+-- and writes this node's row. Refused (55U02) when another node's row
 -- holds the SID. For the install's owner only.
 SELECT ulid_flake_create(pg_catalog.current_schema()::pg_catalog.text, 'ulid_flake_set_sid(sid integer) RETURNS void'::pg_catalog.text, $body$
 DECLARE
