@@ -36,7 +36,8 @@
 -- As in 004, every statement runs with search_path pinned to the install
 -- schema, and the bodies are SQL-standard with qualified operators and
 -- functions, or PL/pgSQL with search_path = pg_catalog, pg_temp; a text
--- that holds the schema's name is given to format() only as an argument.
+-- that holds the schema's name is given to format() only as an argument,
+-- or put in a body as a quoted literal.
 SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.current_schema()), true);
 
 ALTER TABLE ulid_flake_state ADD COLUMN epoch_ms bigint;
@@ -166,35 +167,37 @@ BEGIN
 		LANGUAGE sql STABLE STRICT PARALLEL SAFE ', schema) OPERATOR(pg_catalog.||) pg_catalog.format(bound, schema, tms, 1048575);
 
 	-- ulid_flake_build(offset), as in 004, with the epoch from
-	-- ulid_flake_epoch_ms(), which it also records in the state.
-	EXECUTE pg_catalog.format($f$CREATE OR REPLACE FUNCTION %1$I.ulid_flake_build(new_offset bigint) RETURNS void
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS %2$L$f$, schema, pg_catalog.format($body$
+	-- ulid_flake_epoch_ms(), which it also records in the state. The
+	-- bodies of it and of ulid_flake_set_epoch hold the install schema as a
+	-- quoted literal, put where they say @schema@.
+	EXECUTE pg_catalog.format($f$CREATE OR REPLACE FUNCTION %I.ulid_flake_build(new_offset bigint) RETURNS void
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS %L$f$, schema, pg_catalog.replace($body$
 DECLARE
-	schema text := %1$L;
+	schema text := @schema@;
 	x      text;
 	ms     text;
 BEGIN
 	IF new_offset IS NULL OR new_offset < 0 OR new_offset >= 1048575 THEN
-		RAISE EXCEPTION 'ulid_flake: offset %% not in 0..1048574', new_offset USING ERRCODE = '22003';
+		RAISE EXCEPTION 'ulid_flake: offset % not in 0..1048574', new_offset USING ERRCODE = '22003';
 	END IF;
-	x  := format('((pg_catalog.nextval(%%L::regclass) OPERATOR(pg_catalog.%%%%) 1048575::bigint) OPERATOR(pg_catalog.+) %%s::bigint) OPERATOR(pg_catalog.%%%%) 1048575::bigint',
-		format('%%I.ulid_flake_seq', schema), new_offset);
-	ms := format('((pg_catalog.floor(pg_catalog.date_part(%%L::text, pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000::double precision)::bigint OPERATOR(pg_catalog.-) %%s)::%%I.ulid_flake_timestamp::bigint OPERATOR(pg_catalog.<<) 20)',
-		'epoch', %2$L, schema);
-	EXECUTE format('CREATE OR REPLACE FUNCTION %%I.ulid_flake() RETURNS bigint LANGUAGE sql VOLATILE PARALLEL UNSAFE
-		RETURN GREATEST(%%s OPERATOR(pg_catalog.|) (((%%s) OPERATOR(pg_catalog.*) 32::bigint) OPERATOR(pg_catalog.%%%%) 1048575::bigint), 1::bigint)',
+	x  := format('((pg_catalog.nextval(%L::regclass) OPERATOR(pg_catalog.%%) 1048575::bigint) OPERATOR(pg_catalog.+) %s::bigint) OPERATOR(pg_catalog.%%) 1048575::bigint',
+		format('%I.ulid_flake_seq', schema), new_offset);
+	ms := format('((pg_catalog.floor(pg_catalog.date_part(%L::text, pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000::double precision)::bigint OPERATOR(pg_catalog.-) %I.ulid_flake_epoch_ms())::%I.ulid_flake_timestamp::bigint OPERATOR(pg_catalog.<<) 20)',
+		'epoch', schema, schema);
+	EXECUTE format('CREATE OR REPLACE FUNCTION %I.ulid_flake() RETURNS bigint LANGUAGE sql VOLATILE PARALLEL UNSAFE
+		RETURN GREATEST(%s OPERATOR(pg_catalog.|) (((%s) OPERATOR(pg_catalog.*) 32::bigint) OPERATOR(pg_catalog.%%) 1048575::bigint), 1::bigint)',
 		schema, ms, x);
-	EXECUTE format('CREATE OR REPLACE FUNCTION %%I.ulid_flake_scalable(sid integer DEFAULT NULL) RETURNS bigint LANGUAGE sql VOLATILE PARALLEL UNSAFE
-		RETURN GREATEST(%%s OPERATOR(pg_catalog.|) (((%%s) OPERATOR(pg_catalog.&) 32767::bigint) OPERATOR(pg_catalog.<<) 5)
-			OPERATOR(pg_catalog.|) COALESCE(sid, NULLIF(pg_catalog.current_setting(%%L::text, true), %%L::text)::%%I.ulid_flake_sid_setting::integer)::%%I.ulid_flake_sid::bigint, 1::bigint)',
+	EXECUTE format('CREATE OR REPLACE FUNCTION %I.ulid_flake_scalable(sid integer DEFAULT NULL) RETURNS bigint LANGUAGE sql VOLATILE PARALLEL UNSAFE
+		RETURN GREATEST(%s OPERATOR(pg_catalog.|) (((%s) OPERATOR(pg_catalog.&) 32767::bigint) OPERATOR(pg_catalog.<<) 5)
+			OPERATOR(pg_catalog.|) COALESCE(sid, NULLIF(pg_catalog.current_setting(%L::text, true), %L::text)::%I.ulid_flake_sid_setting::integer)::%I.ulid_flake_sid::bigint, 1::bigint)',
 		schema, ms, x, 'ulid_flake.sid', '', schema, schema);
-	EXECUTE format('INSERT INTO %%1$I.ulid_flake_state AS s ("offset", system_id, database_oid, drawn_at, epoch_ms)
-		SELECT $1, c.system_identifier, d.oid, pg_catalog.now(), %%1$I.ulid_flake_epoch_ms()
+	EXECUTE format('INSERT INTO %1$I.ulid_flake_state AS s ("offset", system_id, database_oid, drawn_at, epoch_ms)
+		SELECT $1, c.system_identifier, d.oid, pg_catalog.now(), %1$I.ulid_flake_epoch_ms()
 		FROM pg_catalog.pg_control_system() AS c, pg_catalog.pg_database AS d
 		WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
 		ON CONFLICT (singleton) DO UPDATE SET "offset" = EXCLUDED."offset", system_id = EXCLUDED.system_id,
 			database_oid = EXCLUDED.database_oid, drawn_at = EXCLUDED.drawn_at, epoch_ms = EXCLUDED.epoch_ms', schema) USING new_offset;
-END$body$, schema, epoch));
+END$body$, '@schema@', pg_catalog.quote_literal(schema)));
 
 	-- ulid_flake_set_epoch(ms): the one way to change the epoch after the
 	-- install. Once the sequence has made IDs (beyond the two values the
@@ -202,10 +205,10 @@ END$body$, schema, epoch));
 	-- the timestamps of IDs already made, and a statement that started
 	-- before the change keeps the old epoch until it ends, so that even an
 	-- earlier one can repeat an ID.
-	EXECUTE pg_catalog.format($f$CREATE FUNCTION %1$I.ulid_flake_set_epoch(epoch_ms bigint, force boolean DEFAULT false) RETURNS void
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS %2$L$f$, schema, pg_catalog.format($body$
+	EXECUTE pg_catalog.format($f$CREATE FUNCTION %I.ulid_flake_set_epoch(epoch_ms bigint, force boolean DEFAULT false) RETURNS void
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS %L$f$, schema, pg_catalog.replace($body$
 DECLARE
-	schema text := %1$L;
+	schema text := @schema@;
 	cur    bigint;
 	used   boolean;
 BEGIN
@@ -213,21 +216,21 @@ BEGIN
 		RAISE EXCEPTION 'ulid_flake_set_epoch: the epoch is NULL, want Unix milliseconds' USING ERRCODE = '22004';
 	END IF;
 	IF epoch_ms < 0 OR epoch_ms > 244606207777792 THEN
-		RAISE EXCEPTION 'ulid_flake_set_epoch: epoch %% is not between 0 and 244606207777792 Unix ms (1970-01-01 to 9721-04-06)', epoch_ms
+		RAISE EXCEPTION 'ulid_flake_set_epoch: epoch % is not between 0 and 244606207777792 Unix ms (1970-01-01 to 9721-04-06)', epoch_ms
 			USING ERRCODE = '22023';
 	END IF;
 	-- The state's row lock orders this with ulid_flake_check_node() and
 	-- with a Down of version 7.
-	EXECUTE format('SELECT %%1$I.ulid_flake_epoch_ms(), NOT coalesce(pg_catalog.pg_sequence_last_value(%%2$L::regclass) <= 2, false)
-		FROM %%1$I.ulid_flake_state FOR UPDATE', schema, format('%%I.ulid_flake_seq', schema)) INTO cur, used;
+	EXECUTE format('SELECT %1$I.ulid_flake_epoch_ms(), NOT coalesce(pg_catalog.pg_sequence_last_value(%2$L::regclass) <= 2, false)
+		FROM %1$I.ulid_flake_state FOR UPDATE', schema, format('%I.ulid_flake_seq', schema)) INTO cur, used;
 	IF epoch_ms <> cur AND used AND NOT coalesce(force, false) THEN
-		RAISE EXCEPTION 'ulid_flake_set_epoch: IDs have been made under the epoch in force, %%: a new one moves their times, a later one makes new IDs repeat their timestamps, and a statement in flight keeps the old one, so IDs can repeat (force => true only while nothing inserts, and where every ID is to be read under the new epoch)', cur
+		RAISE EXCEPTION 'ulid_flake_set_epoch: IDs have been made under the epoch in force, %: a new one moves their times, a later one makes new IDs repeat their timestamps, and a statement in flight keeps the old one, so IDs can repeat (force => true only while nothing inserts, and where every ID is to be read under the new epoch)', cur
 			USING ERRCODE = '55000';
 	END IF;
-	EXECUTE format('CREATE OR REPLACE FUNCTION %%I.ulid_flake_epoch_ms() RETURNS bigint
-		LANGUAGE sql STABLE PARALLEL SAFE RETURN %%L::bigint', schema, epoch_ms);
-	EXECUTE format('UPDATE %%I.ulid_flake_state SET epoch_ms = $1', schema) USING epoch_ms;
-END$body$, schema));
+	EXECUTE format('CREATE OR REPLACE FUNCTION %I.ulid_flake_epoch_ms() RETURNS bigint
+		LANGUAGE sql STABLE PARALLEL SAFE RETURN %L::bigint', schema, epoch_ms);
+	EXECUTE format('UPDATE %I.ulid_flake_state SET epoch_ms = $1', schema) USING epoch_ms;
+END$body$, '@schema@', pg_catalog.quote_literal(schema)));
 	EXECUTE pg_catalog.format('REVOKE EXECUTE ON FUNCTION %1$I.ulid_flake_build(bigint), %1$I.ulid_flake_set_epoch(bigint, boolean) FROM PUBLIC', schema);
 
 	-- The generators again, with the recorded offset (or a new one, on a
