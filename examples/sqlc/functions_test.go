@@ -17,7 +17,6 @@ import (
 	"github.com/ulidflake/ulidflake/examples/sqlc/idtype"
 	"github.com/ulidflake/ulidflake/flake"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
-	"github.com/ulidflake/ulidflake/pgxtype"
 )
 
 // declared lists the functions of migrations/declarations.sql as
@@ -81,8 +80,8 @@ func TestQueriesCallEveryFunction(t *testing.T) {
 }
 
 // TestFunctions runs the queries that call each function through the
-// code sqlc generated, on pgx and on database/sql, and checks each result
-// against Go's.
+// code sqlc generated, on pgx (every query exec mode) and on database/sql
+// (lib/pq, pgx's stdlib), and checks each result against Go's.
 func TestFunctions(t *testing.T) {
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		ctx := context.Background()
@@ -90,23 +89,11 @@ func TestFunctions(t *testing.T) {
 		if _, err := db.Exec(ctx, `SELECT ulid_flake_set_sid(7)`); err != nil {
 			t.Fatal(err)
 		}
-		cfg, err := pgxpool.ParseConfig(db.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.AfterConnect = pgxtype.AfterConnect
-		pool, err := pgxpool.NewWithConfig(ctx, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer pool.Close()
-		sdb, err := sql.Open("postgres", db.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sdb.Close()
-		t.Run("pgx", func(t *testing.T) { testFunctions(t, pgxFunctions(dbpgx.New(pool))) })
-		t.Run("database/sql", func(t *testing.T) { testFunctions(t, stdFunctions(dbstd.New(sdb))) })
+		drivers(t, db, func(t *testing.T, pool *pgxpool.Pool) {
+			testFunctions(t, pgxFunctions(dbpgx.New(pool)))
+		}, func(t *testing.T, sdb *sql.DB) {
+			testFunctions(t, stdFunctions(dbstd.New(sdb)))
+		})
 	})
 }
 

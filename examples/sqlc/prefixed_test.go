@@ -12,14 +12,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/ulidflake/ulidflake"
 	"github.com/ulidflake/ulidflake/examples/sqlc/dbpgx"
 	"github.com/ulidflake/ulidflake/examples/sqlc/dbstd"
 	"github.com/ulidflake/ulidflake/examples/sqlc/idtype"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
-	"github.com/ulidflake/ulidflake/pgxtype"
 )
 
 // TestPrefixed: customers.id and invoices.customer_id, bigint columns
@@ -44,42 +42,11 @@ func TestPrefixed(t *testing.T) {
 			t.Fatalf("columns = %q, %v; want bigint (ulid_flake_id), the key DEFAULT ulid_flake()", cols, err)
 		}
 
-		for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeCacheDescribe,
-			pgx.QueryExecModeDescribeExec, pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol} {
-			t.Run("pgx-"+mode.String(), func(t *testing.T) {
-				cfg, err := pgxpool.ParseConfig(db.URL)
-				if err != nil {
-					t.Fatal(err)
-				}
-				cfg.ConnConfig.DefaultQueryExecMode = mode
-				cfg.AfterConnect = pgxtype.AfterConnect
-				pool, err := pgxpool.NewWithConfig(ctx, cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer pool.Close()
-				testPrefixedPgx(t, dbpgx.New(pool))
-			})
-		}
-		pgxConfig, err := pgx.ParseConfig(db.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for name, open := range map[string]func() (*sql.DB, error){
-			"libpq": func() (*sql.DB, error) { return sql.Open("postgres", db.URL) },
-			"pgx-stdlib": func() (*sql.DB, error) {
-				return stdlib.OpenDB(*pgxConfig, stdlib.OptionAfterConnect(pgxtype.AfterConnect)), nil
-			},
-		} {
-			t.Run(name, func(t *testing.T) {
-				sdb, err := open()
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer sdb.Close()
-				testPrefixedStd(t, dbstd.New(sdb))
-			})
-		}
+		drivers(t, db, func(t *testing.T, pool *pgxpool.Pool) {
+			testPrefixedPgx(t, dbpgx.New(pool))
+		}, func(t *testing.T, sdb *sql.DB) {
+			testPrefixedStd(t, dbstd.New(sdb))
+		})
 
 		// Parsing refuses another prefix or none.
 		for _, s := range []string{"inv_00EZJCRCB4650", "00EZJCRCB4650"} {
