@@ -234,19 +234,19 @@ func (l *Lease) take(ctx context.Context) error {
 	if err != nil {
 		return l.wrap("claiming a SID", err)
 	}
-	gen, err := flake.NewGenerator(append(append([]flake.Option{}, l.opts.genOpts...), flake.WithSID(sid))...)
+	gen, err := newGenerator(l.opts.genOpts, sid)
 	if err != nil {
 		l.releaseLogged(sid, token)
 		return err
 	}
-	floor := max(flake.ID(minted), l.idAt(now+l.margin()))
+	floor := max(flake.ID(minted), gen.Epoch().MinID(time.UnixMilli(now).Add(l.margin())))
 	if err := wait(ctx, l.opts.validity, nil); err != nil {
 		l.releaseLogged(sid, token)
 		return err
 	}
 	if err := l.waitAbove(ctx, gen, floor, sid, token); err != nil {
 		l.releaseLogged(sid, token)
-		return fmt.Errorf("sidlease: SID %d of namespace %q: %w", sid, l.namespace, err)
+		return err
 	}
 	// The clock is past the floor now, but a new generator has made no ID
 	// to stay above when the clock steps back before its first: the lease
@@ -265,7 +265,7 @@ func (l *Lease) prove(ctx context.Context, sid int, token int64, gen *flake.Gene
 	ok, err := l.renew(ctx)
 	if err != nil {
 		l.releaseLogged(sid, token) // the claim may still be there
-		return errors.Join(fmt.Errorf("%w while acquiring SID %d of namespace %q", ErrLeaseLost, sid, l.namespace), err)
+		return fmt.Errorf("%w while acquiring SID %d of namespace %q: %w", ErrLeaseLost, sid, l.namespace, unprefixed{err})
 	}
 	if !ok {
 		return fmt.Errorf("%w while acquiring SID %d of namespace %q: %w", ErrLeaseLost, sid, l.namespace, errClaimExpired)
@@ -285,27 +285,27 @@ func (l *Lease) prove(ctx context.Context, sid int, token int64, gen *flake.Gene
 	return err
 }
 
-// margin is how far ahead of the server's clock, in ms, a holder's IDs
-// may go until its next renewal: V, plus MaxClockAhead, plus the
-// millisecond in progress.
-func (l *Lease) margin() int64 {
-	return l.opts.validity.Milliseconds() + MaxClockAhead.Milliseconds() + 1
+// margin is how far ahead of the server's clock a holder's IDs may go
+// until its next renewal: V, plus MaxClockAhead, plus the millisecond in
+// progress.
+func (l *Lease) margin() time.Duration {
+	return l.opts.validity + MaxClockAhead + time.Millisecond
 }
 
 // waitAbove waits until gen's next IDs are at least floor: at most
-// MaxClockWait, else ErrClockBehind. The claim's expiry covers a wait of
+// MaxClockWait, else ErrFloorAhead. The claim's expiry covers a wait of
 // MaxClockAhead; a longer one extends it first.
 func (l *Lease) waitAbove(ctx context.Context, gen *flake.Generator, floor flake.ID, sid int, token int64) error {
 	for {
-		now := gen.Ceiling(0).Timestamp() - 1 // the generator's clock, in ms
-		behind := time.Duration(floor.Timestamp()-now) * time.Millisecond
+		behind := gen.Epoch().Time(floor).Sub(latest(gen))
 		if behind <= 0 {
 			return nil
 		}
 		if behind > MaxClockWait {
-			return fmt.Errorf("%w: its floor (its last holder's IDs, or the server's clock plus V plus %s) is %s, %s ahead of this clock "+
-				"(at most %s is waited out): fix the clock that is wrong; if it was the last holder's, and no ID it made is kept, "+
-				"set minted_below = 0 in the lease table's row", ErrClockBehind, MaxClockAhead, l.timeOf(floor), behind, MaxClockWait)
+			return fmt.Errorf("%w: SID %d of namespace %q: its floor (the higher of its last holder's ceiling, minted_below, "+
+				"and the server's clock plus V plus %s) is %s, %s ahead of this clock (at most %s is waited out); "+
+				"if the wrong clock was the last holder's and no ID it made is kept, set minted_below = 0 in the lease table's row",
+				ErrFloorAhead, sid, l.namespace, MaxClockAhead, timeOf(gen, floor), behind, MaxClockWait)
 		}
 		if behind > MaxClockAhead {
 			if err := l.extend(ctx, sid, token, behind+2*l.opts.validity); err != nil {
@@ -323,10 +323,10 @@ func (l *Lease) extend(ctx context.Context, sid int, token int64, d time.Duratio
 	n, err := l.db.exec(ctx, `UPDATE `+l.table+` SET expires_at = `+after("$4")+`
 		WHERE `+heldBy, l.namespace, sid, token, d.Microseconds())
 	if err != nil {
-		return l.wrap("extending the claim", err)
+		return l.wrap(fmt.Sprintf("extending the claim on SID %d", sid), err)
 	}
 	if n != 1 {
-		return fmt.Errorf("%w: the claim was taken while it waited for its clock", ErrLeaseLost)
+		return fmt.Errorf("%w: SID %d of namespace %q: the claim was taken while it waited for its clock", ErrLeaseLost, sid, l.namespace)
 	}
 	return nil
 }
@@ -343,14 +343,14 @@ func (l *Lease) renew(ctx context.Context) (bool, error) {
 	defer cancel()
 	sent := time.Now()
 	ceiling := gen.Ceiling(l.opts.validity)
-	clock := gen.Ceiling(0).Timestamp() - 1 + l.epochMs // Unix ms, as the generator reads its clock
-	var now int64
+	clock := latest(gen)
+	var now, minted int64
 	err := l.db.queryRow(ctx, `UPDATE `+l.table+` SET expires_at = `+after("$4")+`,
-		minted_below = greatest(minted_below, least($5::bigint,
-			(`+serverMs+` OPERATOR(pg_catalog.+) $6::bigint) OPERATOR(pg_catalog.*) $7::bigint))
+		minted_below = CASE WHEN $5::bigint OPERATOR(pg_catalog.<=) (`+serverMs+` OPERATOR(pg_catalog.+) $6::bigint)
+			THEN greatest(minted_below, $7::bigint) ELSE minted_below END
 		WHERE `+heldBy+` AND expires_at OPERATOR(pg_catalog.>) pg_catalog.now()
-		RETURNING `+serverMs, l.namespace, sid, token, l.opts.validity.Microseconds(),
-		int64(ceiling), l.margin()-l.epochMs, int64(1)<<flake.RandomBits).Scan(&now)
+		RETURNING `+serverMs+`, minted_below`, l.namespace, sid, token, l.opts.validity.Microseconds(),
+		gen.Epoch().Time(ceiling).UnixMilli(), l.margin().Milliseconds(), int64(ceiling)).Scan(&now, &minted)
 	if errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -367,8 +367,8 @@ func (l *Lease) renew(ctx context.Context) (bool, error) {
 	if l.token != token {
 		return false, nil
 	}
-	l.validUntil, l.ceiling = sent.Add(l.opts.validity), min(ceiling, l.idAt(now+l.margin()))
-	l.ahead, l.cause = time.Duration(clock-now)*time.Millisecond, nil
+	l.validUntil, l.ceiling = sent.Add(l.opts.validity), min(ceiling, flake.ID(minted))
+	l.ahead, l.cause = clock.Sub(time.UnixMilli(now)), nil
 	if l.readyOpen {
 		close(l.ready)
 		l.readyOpen = false

@@ -114,14 +114,17 @@
 //   - every renewal reads the server's clock. A holder whose clock is more
 //     than [MaxClockAhead] ahead of it does not mint: New returns
 //     [ErrClockAhead], and Acquire returns it and frees the SID;
-//   - a holder never returns an ID at or above its ceiling: the lower of its
-//     own clock plus V and the server's time at its last renewal plus V
-//     plus MaxClockAhead. Each renewal records it in minted_below;
+//   - a holder never returns an ID at or above its ceiling: its own clock
+//     plus V at its last renewal, which the renewal records in
+//     minted_below, unless that is past the server's time plus V plus
+//     MaxClockAhead (a clock too far ahead: the renewal records nothing,
+//     the holder does not mint, and its ceiling is no higher than
+//     minted_below);
 //   - a new holder mints only above its floor: the higher of the row's
 //     minted_below and the server's time at its claim plus V plus
 //     MaxClockAhead. After its wait of V it waits until its clock passes
 //     the floor, for at most [MaxClockWait]; further behind, Acquire frees
-//     the SID and returns [ErrClockBehind], which names both times.
+//     the SID and returns [ErrFloorAhead], which names both times.
 //
 // The second term of the floor covers a lost ceiling: when a failover lost
 // the last holder's renewals, minted_below is stale, but that holder's
@@ -150,7 +153,7 @@
 //     refused with [ErrMultiWriter].
 //
 // Clocks more than MaxClockAhead ahead of the server's, or too far behind,
-// are refused (ErrClockAhead, ErrClockBehind) rather than assumed away.
+// are refused (ErrClockAhead, ErrFloorAhead) rather than assumed away.
 // Synchronous replication is not needed; it changes nothing here.
 //
 // # What it costs

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,7 +60,6 @@ type Lease struct {
 	opts      options
 	table     string // quoted, schema-qualified
 	oneName   string // the name given without a schema, unquoted, or ""
-	epochMs   int64  // the generator's epoch, Unix ms
 
 	mu         sync.Mutex
 	sid        int
@@ -86,10 +86,11 @@ type Lease struct {
 // elsewhere for this role, or that would run code other than the lease's
 // (see the package documentation, "The lease table");
 // [ErrMultiWriter] on a database that subscribes to another node;
-// [ErrClockAhead] or [ErrClockBehind] for a clock too far from the
-// server's or the SID's last holder's. A claim that expires before Acquire
-// proves it (a pause longer than 2V + MaxClockAhead, on a busy machine) is
-// made again, up to 5 times, then [ErrLeaseLost]. A connection error (a
+// [ErrClockAhead] for a clock too far ahead of the server's, and
+// [ErrFloorAhead] for one too far behind the SID's floor. A claim that
+// expires before Acquire proves it (a pause longer than 2V +
+// MaxClockAhead, on a busy machine) is made again, up to 5 times, then
+// [ErrLeaseLost]. A connection error (a
 // restart or failover ending the session, SQLSTATE 57P01 or class 08) is
 // returned as it is, wrapped: call Acquire again. The lease runs its
 // statements on the pool, in the simple protocol, so any pooler in front
@@ -117,9 +118,8 @@ func acquire(ctx context.Context, d db, namespace string, opts []Option) (*Lease
 	if err != nil {
 		return nil, err
 	}
-	epochMs, err := generatorEpoch(o.genOpts)
-	if err != nil {
-		return nil, fmt.Errorf("%w: WithGeneratorOptions: %w", ErrInvalidOption, err)
+	if err := checkGenerator(o.genOpts); err != nil {
+		return nil, err
 	}
 	host, _ := os.Hostname()
 	exe, _ := os.Executable()
@@ -130,7 +130,6 @@ func acquire(ctx context.Context, d db, namespace string, opts []Option) (*Lease
 		opts:      o,
 		table:     o.table.Sanitize(),
 		oneName:   o.oneName,
-		epochMs:   epochMs,
 		ready:     make(chan struct{}),
 		readyOpen: true,
 		stop:      make(chan struct{}),
@@ -146,19 +145,36 @@ func acquire(ctx context.Context, d db, namespace string, opts []Option) (*Lease
 	return l, nil
 }
 
-// generatorEpoch finds the epoch a generator made with opts counts from, in
-// Unix ms: the server's clock is compared with its IDs.
-func generatorEpoch(opts []flake.Option) (int64, error) {
-	at := time.Now()
-	g, err := flake.NewGenerator(append(slices.Clone(opts), flake.WithSID(0), flake.WithClock(func() time.Time { return at }))...)
+// newGenerator makes the generator of a SID with the options of
+// WithGeneratorOptions, in the scalable layout.
+func newGenerator(opts []flake.Option, sid int) (*flake.Generator, error) {
+	g, err := flake.NewGenerator(append(slices.Clone(opts), flake.WithSID(sid))...)
 	if err != nil {
-		return 0, err
+		return nil, fmt.Errorf("%w: WithGeneratorOptions: %w", ErrInvalidOption, err)
 	}
-	ms := g.Ceiling(0).Timestamp() - 1
-	if ms < 0 {
-		return 0, errors.New("the epoch is after the clock")
+	return g, nil
+}
+
+// checkGenerator refuses, before any statement runs, generator options
+// that flake refuses, or with which the generator cannot make an ID now
+// (its clock is before the epoch or past its range). flake.Option is
+// opaque: the generator is the only judge of its options.
+func checkGenerator(opts []flake.Option) error {
+	g, err := newGenerator(opts, 0)
+	if err != nil {
+		return err
 	}
-	return at.UnixMilli() - ms, nil
+	if _, err := g.New(); err != nil {
+		return fmt.Errorf("%w: WithGeneratorOptions: %w", ErrInvalidOption, err)
+	}
+	return nil
+}
+
+// latest returns the time of the latest ID gen can make now: the
+// millisecond before its Ceiling(0), which is its clock's, or its last
+// ID's if that is ahead.
+func latest(gen *flake.Generator) time.Time {
+	return gen.Epoch().Time(gen.Ceiling(0)).Add(-time.Millisecond)
 }
 
 // SID returns the SID the lease holds (or held last).
@@ -186,7 +202,7 @@ func (l *Lease) generator() (*flake.Generator, flake.ID, <-chan struct{}, error)
 		}
 		err := fmt.Errorf("%w: SID %d of namespace %q", ErrLeaseLost, l.sid, l.namespace)
 		if l.cause != nil {
-			err = fmt.Errorf("%w: %w", err, l.cause)
+			err = fmt.Errorf("%w: %w", err, unprefixed{l.cause})
 		}
 		return nil, 0, l.ready, err
 	}
@@ -212,11 +228,11 @@ func (l *Lease) below(g *flake.Generator, id, ceiling flake.ID) error {
 		l.raiseFloor(ceiling - 1)
 		g.Reset()
 		return fmt.Errorf("%w: the clock ran ahead of the ceiling the last heartbeat set (%s); the next heartbeat sets a new one",
-			ErrLeaseLost, l.timeOf(ceiling))
+			ErrLeaseLost, timeOf(g, ceiling))
 	}
 	if floor := l.floor.Load(); int64(id) <= floor {
 		return fmt.Errorf("%w: the clock reads below the IDs this lease made before its clock ran ahead (%s); waiting for it",
-			ErrLeaseLost, l.timeOf(flake.ID(floor)))
+			ErrLeaseLost, timeOf(g, flake.ID(floor)))
 	}
 	return nil
 }
@@ -234,7 +250,8 @@ func (l *Lease) raiseFloor(f flake.ID) {
 // New returns the next ID, scalable with the leased SID. It returns
 // [ErrLeaseLost] when the lease cannot be proven held, [ErrClockAhead]
 // while the clock is too far ahead of the server's, and
-// flake.ErrMonotonicOverflow as flake.Generator.New does.
+// flake.ErrMonotonicOverflow and flake.ErrClockBehind (the clock stepped
+// back past the generator's max lead) as flake.Generator.New does.
 func (l *Lease) New() (flake.ID, error) {
 	g, ceiling, _, err := l.generator()
 	if err != nil {
@@ -302,15 +319,9 @@ func (l *Lease) Close() error {
 	return l.release(sid, token)
 }
 
-// timeOf returns the time of an ID of the lease's generator.
-func (l *Lease) timeOf(id flake.ID) string {
-	return time.UnixMilli(l.epochMs + id.Timestamp()).UTC().Format(flake.RFC3339Milli)
-}
-
-// idAt returns the smallest ID of the Unix millisecond ms in the
-// generator's epoch.
-func (l *Lease) idAt(ms int64) flake.ID {
-	return flake.ID(uint64(min(max(ms-l.epochMs, 0), flake.MaxTimestamp)) << flake.RandomBits)
+// timeOf returns the time of an ID of gen, for a message.
+func timeOf(gen *flake.Generator, id flake.ID) string {
+	return gen.Epoch().Time(id).Format(flake.RFC3339Milli)
 }
 
 // wrap names what failed, and the cause when it is a transaction pooler.
@@ -323,6 +334,13 @@ func (l *Lease) wrap(what string, err error) error {
 	}
 	return fmt.Errorf("sidlease: namespace %q: %s: %w", l.namespace, what, err)
 }
+
+// unprefixed is an error of this package given as the cause of another:
+// the same error, without the package's prefix a second time.
+type unprefixed struct{ err error }
+
+func (u unprefixed) Error() string { return strings.TrimPrefix(u.err.Error(), "sidlease: ") }
+func (u unprefixed) Unwrap() error { return u.err }
 
 // wait returns nil when d has passed (d < 0: never) or ch is closed (nil:
 // never), and ctx.Err() when ctx ends first. It is the package's one
