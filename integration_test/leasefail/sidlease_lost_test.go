@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ulidflake/ulidflake"
@@ -59,21 +60,31 @@ func loseWrites(t *testing.T, db *pgtest.DB, ns string, sid int, r leaseRow) {
 // to what the replica held before the claim (its old token, expired), and a
 // second instance claims the SID there. The first holder's heartbeat must
 // not pass for the second's: the first stops, and no ID is made twice.
+//
+// The first holder's statements wait meanwhile (its pool's one connection
+// is held): the row is free from the lost claim until the second claims
+// it, and the first, once a heartbeat found its claim gone, would claim it
+// again at its next tick and leave none for the second (ErrNoFreeSID), as
+// it did whenever the second's Acquire took more than V/2 to claim.
 func TestSIDLeaseLostClaim(t *testing.T) {
 	t.Parallel()
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		t.Parallel()
 		ctx := context.Background()
 		sid, before := oneFreeSID(t, db, "lost-claim")
-		old, err := sidlease.Acquire(ctx, itest.NewPool(t, db.URL), "lost-claim", sidlease.WithValidity(testValidity))
+		oldPool := onePool(t, db.URL)
+		old, err := sidlease.Acquire(ctx, oldPool, "lost-claim", sidlease.WithValidity(testValidity))
 		require.NoError(t, err)
 		defer old.Close()
 		require.Equal(t, sid, old.SID())
 		stop := make(chan struct{})
 		oldLog := itest.MintUntil(old, stop)
 
+		held, err := oldPool.Acquire(ctx)
+		require.NoError(t, err)
 		loseWrites(t, db, "lost-claim", sid, before)
 		next, err := sidlease.Acquire(ctx, itest.NewPool(t, db.URL), "lost-claim", sidlease.WithValidity(testValidity))
+		held.Release()
 		require.NoError(t, err)
 		defer next.Close()
 		require.Equal(t, sid, next.SID())
@@ -91,6 +102,8 @@ func TestSIDLeaseLostClaim(t *testing.T) {
 		requireNoDuplicates(t, oldLog.IDs, nextLog.IDs)
 		_, err = old.New()
 		require.ErrorIs(t, err, sidlease.ErrLeaseLost, "the old holder mints again")
+		require.ErrorIs(t, err, sidlease.ErrNoFreeSID, "the cause: its claims since")
+		require.Equal(t, 1, strings.Count(err.Error(), "sidlease:"), "the package's prefix once: %s", err)
 	})
 }
 
@@ -130,6 +143,18 @@ func TestSIDLeaseLostCeiling(t *testing.T) {
 			require.Greater(t, id, high, "an ID at or below one the previous holder made (%s)", high.Time())
 		}
 	})
+}
+
+// onePool opens a pool of one connection, closed when the test ends.
+func onePool(t *testing.T, url string) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(url)
+	require.NoError(t, err)
+	cfg.MaxConns = 1
+	p, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	return p
 }
 
 // requireNoDuplicates fails t when an ID is in more than one of the lists
