@@ -1,10 +1,13 @@
 package migrations
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/ulidflake/ulidflake/flake"
 )
 
 func TestEmbeddedSetIsComplete(t *testing.T) {
@@ -39,6 +42,30 @@ func TestLoadChecksTheSet(t *testing.T) {
 		_, err := load(fsys, "sql")
 		if err == nil || (tc.err != nil && !errors.Is(err, tc.err)) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want %v %q", tc.files, err, tc.err, tc.want)
+		}
+	}
+}
+
+// TestOptionsRefusedBeforeAnyStatement: a Direction that is neither up
+// nor down, and WithEpoch with a Down, are refused before Migrate
+// reaches the database (there is none here).
+func TestOptionsRefusedBeforeAnyStatement(t *testing.T) {
+	all, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	epoch := flake.DefaultEpoch()
+	for _, tc := range []struct {
+		opts []Option
+		err  error
+	}{
+		{[]Option{WithDirection("sideways")}, ErrTarget},
+		{[]Option{WithEpoch(epoch), WithDirection(DirectionDown)}, ErrEpoch},
+		{[]Option{WithEpoch(epoch), WithTarget(versionFixedEpoch - 1)}, ErrEpoch},
+		{[]Option{WithTarget(len(all) + 1)}, ErrTarget},
+	} {
+		if _, err := migrate(context.Background(), nil, all, tc.opts...); !errors.Is(err, tc.err) {
+			t.Errorf("%d options: %v, want %v", len(tc.opts), err, tc.err)
 		}
 	}
 }
