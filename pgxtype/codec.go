@@ -28,12 +28,12 @@ func (c codec) PlanEncode(m *pgtype.Map, oid uint32, format int16, value any) pg
 }
 
 func (c codec) PlanScan(m *pgtype.Map, oid uint32, format int16, target any) pgtype.ScanPlan {
+	text := format == pgtype.TextFormatCode
 	switch target.(type) {
-	case *flake.ID, *sqltype.NullID:
-		if format == pgtype.BinaryFormatCode {
-			return scanBinary{}
-		}
-		return scanText{}
+	case *flake.ID:
+		return scanID{text}
+	case *sqltype.NullID:
+		return scanNullID{text}
 	}
 	return c.Int8Codec.PlanScan(m, oid, format, target)
 }
@@ -93,48 +93,58 @@ func argument(value any) (v int64, null bool, err error) {
 	return dv.(int64), false, nil
 }
 
-type scanBinary struct{}
+// scanID and scanNullID set their target to what the column's value, or
+// NULL, reads as by the rule of flake.FromColumn. On error they leave
+// the target unchanged.
+type scanID struct{ text bool }
 
-func (scanBinary) Scan(src []byte, target any) error {
-	if src != nil && len(src) != 8 {
-		return fmt.Errorf("pgxtype: scanning ID: %w: int8 is %d bytes, want 8", flake.ErrLength, len(src))
-	}
-	var v int64
-	if src != nil {
-		v = int64(binary.BigEndian.Uint64(src))
-	}
-	return scanned(v, src == nil, target)
-}
-
-type scanText struct{}
-
-func (scanText) Scan(src []byte, target any) error {
-	var v int64
-	if src != nil {
-		var err error
-		if v, err = strconv.ParseInt(string(src), 10, 64); err != nil {
-			return fmt.Errorf("pgxtype: scanning ID: %w: %q is not a bigint", flake.ErrCharacter, src)
-		}
-	}
-	return scanned(v, src == nil, target)
-}
-
-// scanned sets target, an *ID or *NullID, to what the column's value v, or
-// NULL, reads as by the rule of flake.FromColumn. On error it leaves
-// target unchanged.
-func scanned(v int64, null bool, target any) error {
-	id, valid, err := flake.FromColumn(v, null)
-	switch t := target.(type) {
-	case *flake.ID:
-		if err == nil {
-			*t = id
-		}
+func (p scanID) Scan(src []byte, target any) error {
+	v, err := decode(src, p.text)
+	if err != nil {
 		return err
-	case *sqltype.NullID:
-		if err != nil && !null {
-			return err
-		}
-		*t = sqltype.NullID{ID: id, Valid: valid}
 	}
+	id, _, err := flake.FromColumn(v, src == nil)
+	if err != nil {
+		return err
+	}
+	*target.(*flake.ID) = id
 	return nil
+}
+
+type scanNullID struct{ text bool }
+
+func (p scanNullID) Scan(src []byte, target any) error {
+	v, err := decode(src, p.text)
+	if err != nil {
+		return err
+	}
+	id, valid, err := flake.FromColumn(v, src == nil)
+	if err != nil && src != nil { // NULL is what a NullID holds when not valid
+		return err
+	}
+	*target.(*sqltype.NullID) = sqltype.NullID{ID: id, Valid: valid}
+	return nil
+}
+
+// decode returns the int8 in src, binary or text; 0 for NULL (src nil).
+// The binary case comes first, inlined.
+func decode(src []byte, text bool) (int64, error) {
+	if len(src) == 8 && !text {
+		return int64(binary.BigEndian.Uint64(src)), nil
+	}
+	return decodeSlow(src, text)
+}
+
+func decodeSlow(src []byte, text bool) (int64, error) {
+	switch {
+	case src == nil:
+		return 0, nil
+	case text:
+		v, err := strconv.ParseInt(string(src), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("pgxtype: scanning ID: %w: %q is not a bigint", flake.ErrCharacter, src)
+		}
+		return v, nil
+	}
+	return 0, fmt.Errorf("pgxtype: scanning ID: %w: int8 is %d bytes, want 8", flake.ErrLength, len(src))
 }
