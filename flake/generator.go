@@ -48,7 +48,7 @@ type Generator struct {
 	rndMask uint64 // largest randomness
 	stepMax uint64 // largest step within a millisecond: 2^(8n)-1
 	sid     uint64
-	shift   uint32 // position of the randomness: 0 stand-alone, 5 scalable
+	shift   uint32 // position of the randomness: 0 stand-alone, 5 scalable (masked with 63 where it shifts: no test for shifts ≥ 64)
 	common  bool   // the wall clock and the runtime's randomness: New's common case applies
 
 	movedOn  atomic.Int64     // the monotonic millisecond in which NewWait last moved the logical clock on
@@ -217,21 +217,19 @@ func (g *Generator) New() (ID, error) {
 		// The common case, in one function and one cache line of state, so
 		// that a call after a pause, when caches are cold, touches little:
 		// the random source is the runtime's, and the ID follows last with
-		// no error to check. The wall clock's offset is re-read here when
-		// due. The rest (first ID, clock behind, time range, a lost
+		// no error to check. The wall clock's offset is re-read when due.
+		// The rest (first ID, clock behind, time range, a lost
 		// compare-and-swap) is next's, with a new draw.
 		m := mono()
 		ns := g.wall.offset.Load() + m
 		if g.wall.stale(m) {
-			t := time.Now()
-			ns = t.UnixNano()
-			g.wall.sync(ns, int64(t.Sub(monoStart)), mono()-m)
+			ns = g.wall.resync(m, readWall)
 		}
 		r := runtimeRand()
 		last := g.last.Load()
 		if ns >= 0 && last != 0 {
 			ms := int64(last >> RandomBits)
-			now := ns/1e6 - g.epoch.UnixMilli() // ns ≥ 0: division is floor, as in now()
+			now := int64(uint64(ns)/1e6) - g.epoch.UnixMilli() // ns ≥ 0: division is floor, as in now()
 			var id uint64
 			if now > ms && now <= MaxTimestamp {
 				id = g.start(now, r)
@@ -361,17 +359,18 @@ func (g *Generator) start(ms int64, r uint64) uint64 {
 	if ms == 0 && r == 0 && g.sid == 0 {
 		r = 1
 	}
-	return uint64(ms)<<RandomBits | r<<g.shift | g.sid
+	return uint64(ms)<<RandomBits | r<<(g.shift&63) | g.sid
 }
 
 // step returns the ID that follows last in last's millisecond, drawn with
 // the random bits r: last's randomness plus 1 plus a step uniform in
-// [0, 2^(8n)-1), so a step of 1 to 2^(8n)-1 (n is the entropy size). ok is
-// false when that passes the largest randomness: the millisecond is used up.
+// [0, 2^(8n)-1), so a step of 1 to 2^(8n)-1 (n is the entropy size), and
+// the SID kept. ok is false when that passes the largest randomness (the
+// sum carries into the timestamp): the millisecond is used up.
 func (g *Generator) step(last, r uint64) (id uint64, ok bool) {
 	s, _ := bits.Mul64(r, g.stepMax)
-	next := (last&(1<<RandomBits-1))>>g.shift + 1 + s
-	return last&^(1<<RandomBits-1) | next<<g.shift | g.sid, next <= g.rndMask
+	id = last + (1+s)<<(g.shift&63)
+	return id, id>>RandomBits == last>>RandomBits
 }
 
 // random returns 64 random bits: from the runtime's ChaCha8 generator
