@@ -2,8 +2,10 @@ package flake_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/ulidflake/ulidflake/flake"
@@ -43,6 +45,42 @@ func TestGQLAndBind(t *testing.T) {
 		_, perr := flake.Parse(in)
 		if err == nil || err.Error() != perr.Error() || got != id {
 			t.Errorf("Bind(%q) = %v (id %s), want Parse's error %v and id unchanged", in, err, got, perr)
+		}
+	}
+}
+
+type gqlCus struct{}
+
+func (gqlCus) Prefix() string { return "cus" }
+
+// A GraphQL value that is not a string is refused with a message that
+// names it as GraphQL gave it (a number unquoted, with its article) and
+// says what to send.
+func TestUnmarshalGQLMessages(t *testing.T) {
+	const id = `flake: cannot scan into an ID: GraphQL gave %s, not a string: send the ID as a string of 13 Crockford Base32 characters`
+	const cus = `flake: cannot scan into an ID: GraphQL gave %s, not a string: send the ID as a string, "cus_" followed by 13 characters`
+	long := json.Number(strings.Repeat("9", 70))
+	for _, tc := range []struct {
+		in   any
+		want string
+	}{
+		{int64(95834049799701782), "the number 95834049799701782"}, // a literal
+		{json.Number("123"), "the number 123"},                     // a variable
+		{1.5, "the number 1.5"},
+		{long, "the number " + strings.Repeat("9", 64) + "... (70 characters)"},
+		{true, "the boolean true"},
+		{nil, "null"},
+		{[]any{"00EZJCRCB4650"}, "a list"},
+		{map[string]any{"id": "00EZJCRCB4650"}, "an object"},
+		{[]byte("00EZJCRCB4650"), "a value of Go type []uint8"},
+	} {
+		var got flake.ID
+		if err := got.UnmarshalGQL(tc.in); err == nil || err.Error() != fmt.Sprintf(id, tc.want) {
+			t.Errorf("ID.UnmarshalGQL(%T %v) = %v,\nwant %s", tc.in, tc.in, err, fmt.Sprintf(id, tc.want))
+		}
+		var p flake.Prefixed[gqlCus]
+		if err := p.UnmarshalGQL(tc.in); err == nil || err.Error() != fmt.Sprintf(cus, tc.want) {
+			t.Errorf("Prefixed.UnmarshalGQL(%T %v) = %v,\nwant %s", tc.in, tc.in, err, fmt.Sprintf(cus, tc.want))
 		}
 	}
 }

@@ -234,12 +234,13 @@ func (p Prefixed[P]) MarshalGQL(w io.Writer) {
 }
 
 // UnmarshalGQL reads a GraphQL string holding the text form (gqlgen's
-// graphql.Unmarshaler); any other value returns [ErrType].
+// graphql.Unmarshaler); any other value returns [ErrType] saying what it
+// was and what to send.
 func (p *Prefixed[P]) UnmarshalGQL(v any) error {
 	s, ok := v.(string)
 	if !ok {
 		var pp P
-		return fmt.Errorf("%w: GraphQL gave a %T: want a string, %q and 13 characters", ErrType, v, pp.Prefix()+"_")
+		return gqlTypeError(v, fmt.Sprintf("a string, %q followed by 13 characters", pp.Prefix()+"_"))
 	}
 	return p.Bind(s)
 }
