@@ -10,6 +10,7 @@ require (
 	github.com/glebarez/sqlite v1.11.0
 	github.com/golang-migrate/migrate/v4 v4.20.1
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/lib/pq v1.10.9
 	github.com/pressly/goose/v3 v3.26.0
 	github.com/stretchr/testify v1.12.1
 	gorm.io/driver/postgres v1.6.3
@@ -17,7 +18,6 @@ require (
 )
 
 require (
-	github.com/lib/pq v1.10.9 // indirect
 	github.com/mfridman/interpolate v0.0.2 // indirect
 	github.com/moby/moby/api v1.55.0 // indirect
 	github.com/ncruces/go-strftime v0.1.9 // indirect
