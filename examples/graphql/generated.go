@@ -14,6 +14,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
+	"github.com/ulidflake/ulidflake/examples/graphql/idtype"
 	"github.com/ulidflake/ulidflake/flake"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -44,21 +45,21 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		CreateCustomer func(childComplexity int, name string, referrer *flake.ID) int
+		CreateCustomer func(childComplexity int, name string, referrer *flake.Prefixed[idtype.CustomerPrefix]) int
 	}
 
 	Query struct {
-		Customer  func(childComplexity int, id flake.ID) int
-		Customers func(childComplexity int, after *flake.ID) int
+		Customer  func(childComplexity int, id flake.Prefixed[idtype.CustomerPrefix]) int
+		Customers func(childComplexity int, after *flake.Prefixed[idtype.CustomerPrefix]) int
 	}
 }
 
 type MutationResolver interface {
-	CreateCustomer(ctx context.Context, name string, referrer *flake.ID) (*Customer, error)
+	CreateCustomer(ctx context.Context, name string, referrer *flake.Prefixed[idtype.CustomerPrefix]) (*Customer, error)
 }
 type QueryResolver interface {
-	Customer(ctx context.Context, id flake.ID) (*Customer, error)
-	Customers(ctx context.Context, after *flake.ID) ([]*Customer, error)
+	Customer(ctx context.Context, id flake.Prefixed[idtype.CustomerPrefix]) (*Customer, error)
+	Customers(ctx context.Context, after *flake.Prefixed[idtype.CustomerPrefix]) ([]*Customer, error)
 }
 
 type executableSchema graphql.ExecutableSchemaState[ResolverRoot, DirectiveRoot, ComplexityRoot]
@@ -104,7 +105,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.CreateCustomer(childComplexity, args["name"].(string), args["referrer"].(*flake.ID)), true
+		return e.ComplexityRoot.Mutation.CreateCustomer(childComplexity, args["name"].(string), args["referrer"].(*flake.Prefixed[idtype.CustomerPrefix])), true
 
 	case "Query.customer":
 		if e.ComplexityRoot.Query.Customer == nil {
@@ -116,7 +117,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Customer(childComplexity, args["id"].(flake.ID)), true
+		return e.ComplexityRoot.Query.Customer(childComplexity, args["id"].(flake.Prefixed[idtype.CustomerPrefix])), true
 	case "Query.customers":
 		if e.ComplexityRoot.Query.Customers == nil {
 			break
@@ -127,7 +128,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Customers(childComplexity, args["after"].(*flake.ID)), true
+		return e.ComplexityRoot.Query.Customers(childComplexity, args["after"].(*flake.Prefixed[idtype.CustomerPrefix])), true
 
 	}
 	return 0, false
@@ -370,8 +371,8 @@ func (ec *executionContext) field_Mutation_createCustomer_args(ctx context.Conte
 	}
 	args["name"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "referrer",
-		func(ctx context.Context, v any) (*flake.ID, error) {
-			return ec.unmarshalOFlakeID2ᚖgithubᚗcomᚋulidflakeᚋulidflakeᚋflakeᚐID(ctx, v)
+		func(ctx context.Context, v any) (*flake.Prefixed[idtype.CustomerPrefix], error) {
+			return ec.unmarshalOCustomerID2ᚖgithubᚗcomᚋulidflakeᚋulidflakeᚋflakeᚐPrefixed(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -398,8 +399,8 @@ func (ec *executionContext) field_Query_customer_args(ctx context.Context, rawAr
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
-		func(ctx context.Context, v any) (flake.ID, error) {
-			return ec.unmarshalNFlakeID2githubᚗcomᚋulidflakeᚋulidflakeᚋflakeᚐID(ctx, v)
+		func(ctx context.Context, v any) (flake.Prefixed[idtype.CustomerPrefix], error) {
+			return ec.unmarshalNCustomerID2githubᚗcomᚋulidflakeᚋulidflakeᚋflakeᚐPrefixed(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -412,8 +413,8 @@ func (ec *executionContext) field_Query_customers_args(ctx context.Context, rawA
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
-		func(ctx context.Context, v any) (*flake.ID, error) {
-			return ec.unmarshalOFlakeID2ᚖgithubᚗcomᚋulidflakeᚋulidflakeᚋflakeᚐID(ctx, v)
+		func(ctx context.Context, v any) (*flake.Prefixed[idtype.CustomerPrefix], error) {
+			return ec.unmarshalOCustomerID2ᚖgithubᚗcomᚋulidflakeᚋulidflakeᚋflakeᚐPrefixed(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -498,15 +499,15 @@ func (ec *executionContext) _Customer_id(ctx context.Context, field graphql.Coll
 			return obj.ID, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v flake.ID) graphql.Marshaler {
-			return ec.marshalNFlakeID2githubᚗcomᚋulidflakeᚋulidflakeᚋflakeᚐID(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v flake.Prefixed[idtype.CustomerPrefix]) graphql.Marshaler {
+			return ec.marshalNCustomerID2githubᚗcomᚋulidflakeᚋulidflakeᚋflakeᚐPrefixed(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Customer_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type FlakeID does not have child fields"))
+	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type CustomerID does not have child fields"))
 }
 
 func (ec *executionContext) _Customer_name(ctx context.Context, field graphql.CollectedField, obj *Customer) (ret graphql.Marshaler) {
@@ -544,15 +545,15 @@ func (ec *executionContext) _Customer_referrer(ctx context.Context, field graphq
 			return obj.Referrer, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *flake.ID) graphql.Marshaler {
-			return ec.marshalOFlakeID2ᚖgithubᚗcomᚋulidflakeᚋulidflakeᚋflakeᚐID(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *flake.Prefixed[idtype.CustomerPrefix]) graphql.Marshaler {
+			return ec.marshalOCustomerID2ᚖgithubᚗcomᚋulidflakeᚋulidflakeᚋflakeᚐPrefixed(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Customer_referrer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type FlakeID does not have child fields"))
+	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type CustomerID does not have child fields"))
 }
 
 func (ec *executionContext) _Mutation_createCustomer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -565,7 +566,7 @@ func (ec *executionContext) _Mutation_createCustomer(ctx context.Context, field 
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().CreateCustomer(ctx, fc.Args["name"].(string), fc.Args["referrer"].(*flake.ID))
+			return ec.Resolvers.Mutation().CreateCustomer(ctx, fc.Args["name"].(string), fc.Args["referrer"].(*flake.Prefixed[idtype.CustomerPrefix]))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *Customer) graphql.Marshaler {
@@ -609,7 +610,7 @@ func (ec *executionContext) _Query_customer(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Customer(ctx, fc.Args["id"].(flake.ID))
+			return ec.Resolvers.Query().Customer(ctx, fc.Args["id"].(flake.Prefixed[idtype.CustomerPrefix]))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *Customer) graphql.Marshaler {
@@ -653,7 +654,7 @@ func (ec *executionContext) _Query_customers(ctx context.Context, field graphql.
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Customers(ctx, fc.Args["after"].(*flake.ID))
+			return ec.Resolvers.Query().Customers(ctx, fc.Args["after"].(*flake.Prefixed[idtype.CustomerPrefix]))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*Customer) graphql.Marshaler {
@@ -2397,13 +2398,13 @@ func (ec *executionContext) marshalNCustomer2ᚖgithubᚗcomᚋulidflakeᚋulidf
 	return ec._Customer(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNFlakeID2githubᚗcomᚋulidflakeᚋulidflakeᚋflakeᚐID(ctx context.Context, v any) (flake.ID, error) {
-	var res flake.ID
+func (ec *executionContext) unmarshalNCustomerID2githubᚗcomᚋulidflakeᚋulidflakeᚋflakeᚐPrefixed(ctx context.Context, v any) (flake.Prefixed[idtype.CustomerPrefix], error) {
+	var res flake.Prefixed[idtype.CustomerPrefix]
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNFlakeID2githubᚗcomᚋulidflakeᚋulidflakeᚋflakeᚐID(ctx context.Context, sel ast.SelectionSet, v flake.ID) graphql.Marshaler {
+func (ec *executionContext) marshalNCustomerID2githubᚗcomᚋulidflakeᚋulidflakeᚋflakeᚐPrefixed(ctx context.Context, sel ast.SelectionSet, v flake.Prefixed[idtype.CustomerPrefix]) graphql.Marshaler {
 	return v
 }
 
@@ -2601,16 +2602,16 @@ func (ec *executionContext) marshalOCustomer2ᚖgithubᚗcomᚋulidflakeᚋulidf
 	return ec._Customer(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOFlakeID2ᚖgithubᚗcomᚋulidflakeᚋulidflakeᚋflakeᚐID(ctx context.Context, v any) (*flake.ID, error) {
+func (ec *executionContext) unmarshalOCustomerID2ᚖgithubᚗcomᚋulidflakeᚋulidflakeᚋflakeᚐPrefixed(ctx context.Context, v any) (*flake.Prefixed[idtype.CustomerPrefix], error) {
 	if v == nil {
 		return nil, nil
 	}
-	var res = new(flake.ID)
+	var res = new(flake.Prefixed[idtype.CustomerPrefix])
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOFlakeID2ᚖgithubᚗcomᚋulidflakeᚋulidflakeᚋflakeᚐID(ctx context.Context, sel ast.SelectionSet, v *flake.ID) graphql.Marshaler {
+func (ec *executionContext) marshalOCustomerID2ᚖgithubᚗcomᚋulidflakeᚋulidflakeᚋflakeᚐPrefixed(ctx context.Context, sel ast.SelectionSet, v *flake.Prefixed[idtype.CustomerPrefix]) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

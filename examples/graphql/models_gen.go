@@ -3,13 +3,14 @@
 package graphqlexample
 
 import (
+	"github.com/ulidflake/ulidflake/examples/graphql/idtype"
 	"github.com/ulidflake/ulidflake/flake"
 )
 
 type Customer struct {
-	ID       flake.ID  `json:"id"`
-	Name     string    `json:"name"`
-	Referrer *flake.ID `json:"referrer,omitempty"`
+	ID       flake.Prefixed[idtype.CustomerPrefix]  `json:"id"`
+	Name     string                                 `json:"name"`
+	Referrer *flake.Prefixed[idtype.CustomerPrefix] `json:"referrer,omitempty"`
 }
 
 type Mutation struct {

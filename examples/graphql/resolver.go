@@ -1,8 +1,7 @@
 // Package graphqlexample serves customers through a gqlgen GraphQL API
-// whose scalar FlakeID is ulidflake's ID (gqlgen.yml maps it to
-// flake.ID, the type behind ulidflake.ID): the ID's MarshalGQL and
-// UnmarshalGQL carry it as the 13-character string, and it goes to
-// PostgreSQL as bigint.
+// whose scalar CustomerID is a prefixed ID, idtype.CustomerID
+// (gqlgen.yml maps it): its MarshalGQL and UnmarshalGQL carry it as
+// cus_ and the 13 characters, and it goes to PostgreSQL as bigint.
 package graphqlexample
 
 //go:generate go run github.com/99designs/gqlgen generate
@@ -18,7 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/ulidflake/ulidflake"
+	"github.com/ulidflake/ulidflake/examples/graphql/idtype"
 )
 
 // Schema is the table the resolvers use. Its key defaults to
@@ -43,16 +42,12 @@ func (r *Resolver) Mutation() MutationResolver { return r }
 func (r *Resolver) Query() QueryResolver       { return r }
 
 // CreateCustomer inserts a customer; the database makes its ID.
-func (r *Resolver) CreateCustomer(ctx context.Context, name string, referrer *ulidflake.ID) (*Customer, error) {
-	c := &Customer{Name: name, Referrer: referrer}
-	ref := ulidflake.NullID{}
-	if referrer != nil {
-		if referrer.IsZero() {
-			return nil, errors.New("referrer: the zero ID names no customer")
-		}
-		ref = ulidflake.NullID{ID: *referrer, Valid: true}
+func (r *Resolver) CreateCustomer(ctx context.Context, name string, referrer *idtype.CustomerID) (*Customer, error) {
+	if referrer != nil && referrer.IsZero() {
+		return nil, errors.New("referrer: the zero ID names no customer")
 	}
-	err := r.Pool.QueryRow(ctx, `INSERT INTO customers (name, referrer) VALUES ($1, $2) RETURNING id`, name, ref).Scan(&c.ID)
+	c := &Customer{Name: name, Referrer: referrer}
+	err := r.Pool.QueryRow(ctx, `INSERT INTO customers (name, referrer) VALUES ($1, $2) RETURNING id`, name, referrer).Scan(&c.ID)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23503" { // foreign_key_violation
 		return nil, errors.New("referrer: no such customer")
@@ -61,7 +56,7 @@ func (r *Resolver) CreateCustomer(ctx context.Context, name string, referrer *ul
 }
 
 // Customer returns one customer, or null.
-func (r *Resolver) Customer(ctx context.Context, id ulidflake.ID) (*Customer, error) {
+func (r *Resolver) Customer(ctx context.Context, id idtype.CustomerID) (*Customer, error) {
 	if id.IsZero() { // parses, but names no row (and is no statement argument)
 		return nil, nil
 	}
@@ -73,36 +68,22 @@ func (r *Resolver) Customer(ctx context.Context, id ulidflake.ID) (*Customer, er
 }
 
 // Customers returns up to 100 customers in ID order, after the given ID:
-// a client pages by passing the last ID it got.
-func (r *Resolver) Customers(ctx context.Context, after *ulidflake.ID) ([]*Customer, error) {
-	var bound ulidflake.Bound // zero: from the first
-	if after != nil {
-		bound = ulidflake.Bound(*after)
+// a client pages by passing the last ID it got, and nothing (null) for the
+// first page, which the same typed argument carries to the query as NULL.
+func (r *Resolver) Customers(ctx context.Context, after *idtype.CustomerID) ([]*Customer, error) {
+	if after != nil && after.IsZero() { // below every ID: the first page too
+		after = nil
 	}
-	rows, err := r.Pool.Query(ctx, `SELECT id, name, referrer FROM customers WHERE id > $1 ORDER BY id LIMIT 100`, bound)
+	rows, err := r.Pool.Query(ctx, `SELECT id, name, referrer FROM customers
+		WHERE id > COALESCE($1::bigint, 0) ORDER BY id LIMIT 100`, after)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	page := []*Customer{}
-	for rows.Next() {
-		c, err := scanCustomer(rows)
-		if err != nil {
-			return nil, err
-		}
-		page = append(page, c)
-	}
-	return page, rows.Err()
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*Customer, error) { return scanCustomer(row) })
 }
 
+// scanCustomer reads id, name and referrer (NULL: a nil pointer).
 func scanCustomer(row pgx.Row) (*Customer, error) {
 	var c Customer
-	var ref ulidflake.NullID
-	if err := row.Scan(&c.ID, &c.Name, &ref); err != nil {
-		return nil, err
-	}
-	if ref.Valid {
-		c.Referrer = &ref.ID
-	}
-	return &c, nil
+	return &c, row.Scan(&c.ID, &c.Name, &c.Referrer)
 }
