@@ -66,4 +66,11 @@ uptodate examples/jet
 (cd examples/jet && ULIDFLAKE_PG_IMAGES=18 go test -count=1 -run '^TestGenerated$' ./jetgen -args -update)
 uptodate examples/jet
 
+# Bob's bobgen-psql also reads a live database: the bobgen test sets one up
+# and runs `go tool bobgen-psql` (the version go.mod pins) with bobgen.yaml.
+step "examples/bob: generated code up to date (go test ./bobgen -args -generate: bobgen-psql v0.45.0)"
+uptodate examples/bob
+(cd examples/bob && ULIDFLAKE_PG_IMAGES=18 go test -count=1 -run '^TestGenerate$' ./bobgen -args -generate)
+uptodate examples/bob
+
 step "examples: done in $(( $(date +%s) - start ))s"
