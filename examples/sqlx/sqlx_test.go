@@ -75,8 +75,8 @@ func TestSqlx(t *testing.T) {
 		ids := keys(t, cs, customerKey)
 		end := time.Now()
 		for _, id := range ids {
-			if id.Time().Before(start.Truncate(time.Millisecond)) || id.Time().After(end) {
-				t.Errorf("%s: time %v outside [%v, %v]", id, id.Time(), start, end)
+			if ulidflake.DefaultEpoch().Time(id.ID).Before(start.Truncate(time.Millisecond)) || ulidflake.DefaultEpoch().Time(id.ID).After(end) {
+				t.Errorf("%s: time %v outside [%v, %v]", id, ulidflake.DefaultEpoch().Time(id.ID), start, end)
 			}
 		}
 
@@ -163,7 +163,10 @@ func TestSqlxPages(t *testing.T) {
 		// Pages of 4 from the zero cursor: 4, 4, 3, then none.
 		var cursor CustomerID
 		var pages [][]Customer
-		for {
+		for pass := 0; ; pass++ {
+			if pass > 11 { // a cursor that does not move would loop forever
+				t.Fatalf("more pages than customers: the cursor does not advance")
+			}
 			page, err := CustomersAfter(ctx, sdb, cursor, 4)
 			if err != nil {
 				t.Fatal(err)
