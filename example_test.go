@@ -27,7 +27,7 @@ func ExampleNewWait() {
 
 func ExampleParse() {
 	id, err := ulidflake.Parse("00EZJCRCB4650")
-	fmt.Println(id.Int64(), id.Time().Format(time.RFC3339Nano), err)
+	fmt.Println(id.Int64(), ulidflake.DefaultEpoch().Time(id).Format(time.RFC3339Nano), err)
 	// Output: 16873543940839584 2024-07-05T05:57:45.483Z <nil>
 }
 
@@ -55,11 +55,12 @@ func ExampleFromInt() {
 }
 
 // A backfill: an ID for an old row's own time. A time before the epoch
-// (2024-01-01) is refused, never clamped.
+// (2024-01-01) is refused, never clamped, and the error names the fix: an
+// earlier epoch ([ulidflake.WithEpoch]), chosen before the first ID.
 func ExampleNewAt() {
 	at := time.Date(2024, 7, 5, 5, 57, 45, 483e6, time.UTC)
 	id, err := ulidflake.NewAt(at)
-	fmt.Println(id.Time().Equal(at), err)
+	fmt.Println(ulidflake.DefaultEpoch().Time(id).Equal(at), err)
 	_, err = ulidflake.NewAt(time.Date(2023, 12, 31, 0, 0, 0, 0, time.UTC))
 	fmt.Println(errors.Is(err, ulidflake.ErrTimeRange))
 	// Output:
@@ -118,13 +119,14 @@ func ExampleNewEpoch() {
 	// Output: 2020-01-01T00:00:00.000Z 1577836800000 <nil>
 }
 
-// An ID made under another epoch reads its time from that epoch.
+// History older than 2024 needs an earlier epoch; an ID made under it
+// reads its time from that epoch, the generator's, never the default.
 func ExampleWithEpoch() {
 	epoch, _ := ulidflake.NewEpoch(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
 	g, _ := ulidflake.NewGenerator(ulidflake.WithEpoch(epoch))
 	old := time.Date(2021, 3, 4, 5, 6, 7, 0, time.UTC)
 	id, err := g.NewAt(old)
-	fmt.Println(epoch.Time(id).Equal(old), id.Time().Equal(old), err)
+	fmt.Println(g.Epoch().Time(id).Equal(old), ulidflake.DefaultEpoch().Time(id).Equal(old), err)
 	// Output: true false <nil>
 }
 
@@ -158,10 +160,13 @@ func ExampleBound() {
 	// true
 }
 
-func ExampleMinID() {
+// A time range as a key range, under the IDs' epoch: the generator's
+// g.Epoch(), here the default.
+func ExampleDefaultEpoch() {
+	epoch := ulidflake.DefaultEpoch()
 	from := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
-	lo := ulidflake.MinID(from)
-	hi := ulidflake.MinID(from.AddDate(0, 0, 1))
+	lo := epoch.MinID(from)
+	hi := epoch.MinID(from.AddDate(0, 0, 1))
 	fmt.Println(lo, hi) // WHERE id >= lo AND id < hi: one day, on the primary key
 	// Output: 019K7FK000000 019NSWA000000
 }

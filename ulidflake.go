@@ -34,8 +34,8 @@ import (
 //
 //   - [flake.ID.String]: the 13-character Base32 form, 00EZJCRCB4650.
 //   - [flake.ID.Int64]: the int64 stored in the bigint column.
-//   - [flake.ID.Time]: the time it carries, under the default epoch.
-//   - [flake.ID.Timestamp]: the raw timestamp field, ms since its epoch.
+//   - [flake.ID.Timestamp]: the raw timestamp field, ms since its epoch;
+//     its time is read through that epoch, epoch.Time(id) ([Epoch]).
 //   - [flake.ID.Randomness]: the 20-bit randomness of the stand-alone layout.
 //   - [flake.ID.ScalableRandomness]: the 15-bit randomness, scalable layout.
 //   - [flake.ID.SID]: the 5-bit SID of the scalable layout.
@@ -107,7 +107,8 @@ var ErrZeroID = flake.ErrZeroID
 var ErrMonotonicOverflow = flake.ErrMonotonicOverflow
 
 // ErrTimeRange is the error of [NewAt] for a time before the epoch or
-// past the last millisecond an ID holds: flake.ErrTimeRange.
+// past the last millisecond an ID holds; its message names the fix, an
+// earlier epoch chosen before the first ID: flake.ErrTimeRange.
 var ErrTimeRange = flake.ErrTimeRange
 
 // Generator makes IDs. It is an alias of [flake.Generator], where its
@@ -128,11 +129,19 @@ func NewGenerator(opts ...Option) (*Generator, error) { return flake.NewGenerato
 // generators with distinct SIDs never make the same ID; see flake.WithSID.
 func WithSID(sid int) Option { return flake.WithSID(sid) }
 
-// Epoch is the time an ID's timestamp counts from. It is an alias of
+// Epoch is the time an ID's timestamp counts from. An ID does not carry
+// it, so an ID's time and a time's bounds are read through one: the
+// generator's (g.Epoch()) or [DefaultEpoch]. It is an alias of
 // [flake.Epoch], where its methods are documented: [flake.Epoch.Time],
 // [flake.Epoch.MinID], [flake.Epoch.MaxID], [flake.Epoch.Timestamp],
 // [flake.Epoch.UnixMilli] and [flake.Epoch.String].
 type Epoch = flake.Epoch
+
+// DefaultEpoch returns the default epoch, 2024-01-01T00:00:00Z, the epoch
+// of [New], [NewAt] and every generator not given [WithEpoch]:
+// DefaultEpoch().Time(id) reads their IDs' times, and
+// DefaultEpoch().MinID(t) bounds a time range; see flake.DefaultEpoch.
+func DefaultEpoch() Epoch { return flake.DefaultEpoch() }
 
 // NewEpoch returns the epoch that starts at t, truncated to the
 // millisecond; see flake.NewEpoch.
@@ -153,7 +162,9 @@ func New() (ID, error) { return flake.New() }
 func NewWait(ctx context.Context) (ID, error) { return flake.NewWait(ctx) }
 
 // NewAt returns a new ID for the time t rather than the clock, for
-// backfills (docs/backfill.md), or [ErrTimeRange]. See
+// backfills (docs/backfill.md), or [ErrTimeRange] for a time before
+// 2024-01-01 (the default epoch): history older than that needs a
+// generator with an earlier epoch ([WithEpoch]). See
 // [flake.Generator.NewAt].
 func NewAt(t time.Time) (ID, error) { return flake.NewAt(t) }
 
@@ -170,13 +181,3 @@ func ParseInt(s string) (ID, error) { return flake.ParseInt(s) }
 // FromInt returns the ID with the value v, refusing a negative v, for an
 // int64 from a source you do not trust; see flake.FromInt.
 func FromInt(v int64) (ID, error) { return flake.FromInt(v) }
-
-// MinID returns the smallest ID of t's millisecond under the default
-// epoch, the lower bound of a time-range query (id >= MinID(from) AND id <
-// MinID(to)). A time before the epoch gives the smallest ID, one past the
-// format's range the largest; see flake.MinID.
-func MinID(t time.Time) ID { return flake.MinID(t) }
-
-// MaxID returns the largest ID of t's millisecond under the default epoch,
-// clamped as [MinID] is; see flake.MaxID.
-func MaxID(t time.Time) ID { return flake.MaxID(t) }

@@ -7,11 +7,17 @@ import (
 
 // Epoch is the instant from which an ID's timestamp counts milliseconds.
 // An ID does not carry its epoch: every program that generates or reads
-// the IDs of one application must use the same one. [ID.Time] reads every
-// ID under the default epoch; an ID made by a generator with [WithEpoch]
-// reads its time with that epoch's [Epoch.Time], and its bounds come from
-// that epoch's [Epoch.MinID] and [Epoch.MaxID]. The zero Epoch is the
-// default, [DefaultEpoch]; [NewEpoch] makes others.
+// the IDs of one application must use the same one, and reads an ID's time
+// through it ([Epoch.Time]) and turns times into bounds through it
+// ([Epoch.MinID], [Epoch.MaxID]): the generator's [Generator.Epoch], or
+// [DefaultEpoch] for IDs of the default generator. The zero Epoch is the
+// default; [NewEpoch] makes others.
+//
+// IDs hold times from their epoch to about 278 years after it, so the
+// epoch must come before the oldest time an ID is to carry: choose an
+// earlier one ([WithEpoch], and migrations.WithEpoch for PostgreSQL's
+// generators) before the first ID is made when rows older than 2024 are to
+// get IDs, as in a backfill or a conversion from bigserial.
 type Epoch struct {
 	// offset from the default epoch, in ms, so that the zero value is the
 	// default.
@@ -23,8 +29,9 @@ type Epoch struct {
 const DefaultEpochUnixMilli = 1704067200000
 
 // DefaultEpoch returns the default epoch, 2024-01-01T00:00:00Z, the zero
-// Epoch: the epoch of the default generator, of [ID.Time], [MinID] and
-// [MaxID]. Nothing changes it. IDs under it carry times up to 2302-09-27.
+// Epoch: the epoch of the default generator and of every generator not
+// given [WithEpoch]. Nothing changes it. IDs under it carry times up to
+// 2302-09-27.
 func DefaultEpoch() Epoch { return Epoch{} }
 
 // maxEpochUnixMilli keeps every time an ID can carry within year 9999.
@@ -61,18 +68,33 @@ func (e Epoch) Time(id ID) time.Time {
 
 // Timestamp returns t as milliseconds since e, truncated to the
 // millisecond. It returns [ErrTimeRange] when t is before e or more than
-// [MaxTimestamp] ms after it.
+// [MaxTimestamp] ms after it, with a message that names the fix: an
+// earlier (or later) epoch, chosen before the first ID is made.
 func (e Epoch) Timestamp(t time.Time) (int64, error) {
-	ms := t.UnixMilli() - e.UnixMilli()
-	if t.Before(time.UnixMilli(e.UnixMilli())) || ms > MaxTimestamp {
-		return 0, fmt.Errorf("%w: %s is not between %s and %s", ErrTimeRange,
-			t.UTC().Format(RFC3339Milli), e, e.Time(Max).Format(RFC3339Milli))
+	ms, clamped := e.clamp(t)
+	if clamped != 0 {
+		return 0, e.rangeError(t, clamped)
 	}
 	return ms, nil
 }
 
-// MinID returns the smallest ID that carries the millisecond of t under e.
-// With [Epoch.MaxID] it turns a time range into a key range:
+// rangeError is the error of a time t outside e's range: before it
+// (clamped < 0) or past its last millisecond.
+func (e Epoch) rangeError(t time.Time, clamped int) error {
+	where, fix := "before the epoch, "+e.String(), "an earlier"
+	if clamped > 0 {
+		where = fmt.Sprintf("after %s, the last millisecond IDs hold under the epoch %s",
+			e.Time(Max).Format(RFC3339Milli), e)
+		fix = "a later"
+	}
+	return fmt.Errorf("%w: %s is %s; for such times choose %s epoch for every generator of "+
+		"these IDs before the first is made (WithEpoch in Go, migrations.WithEpoch in PostgreSQL; "+
+		"docs/sql.md, \"The epoch\")", ErrTimeRange, t.UTC().Format(RFC3339Milli), where, fix)
+}
+
+// MinID returns the smallest ID that carries the millisecond of t under e
+// (the generator's [Generator.Epoch], or [DefaultEpoch]). With
+// [Epoch.MaxID] it turns a time range into a key range:
 //
 //	WHERE id >= MinID(from) AND id < MinID(to)
 //
@@ -118,9 +140,3 @@ func (e Epoch) clamp(t time.Time) (ms int64, clamped int) {
 	}
 	return t.UnixMilli() - e.UnixMilli(), 0
 }
-
-// MinID is [Epoch.MinID] under the default epoch.
-func MinID(t time.Time) ID { return DefaultEpoch().MinID(t) }
-
-// MaxID is [Epoch.MaxID] under the default epoch.
-func MaxID(t time.Time) ID { return DefaultEpoch().MaxID(t) }

@@ -23,14 +23,15 @@ func TestEpoch(t *testing.T) {
 			t.Errorf("NewEpoch(%s) error = %v", bad, err)
 		}
 	}
-	if got := MustParse("7ZZZZZZZZZZZZ").Time(); got.Format(RFC3339Milli) != "2302-09-27T15:10:22.207Z" {
-		t.Errorf("Max.Time() = %s", got.Format(RFC3339Milli))
+	if got := DefaultEpoch().Time(MustParse("7ZZZZZZZZZZZZ")); got.Format(RFC3339Milli) != "2302-09-27T15:10:22.207Z" {
+		t.Errorf("DefaultEpoch().Time(Max) = %s", got.Format(RFC3339Milli))
 	}
 }
 
-// An ID made under a custom epoch reads its time through that epoch; the
-// epoch's Time, MinID and MaxID agree with the generator's, and ID.Time
-// is the default epoch's, which nothing can change.
+// An ID made under a custom epoch reads its time through that epoch, the
+// one the generator reports; its Time, MinID and MaxID agree with the
+// generator's. (ID has no Time method and the package no MinID/MaxID: a
+// time is always read through an explicit epoch.)
 func TestCustomEpoch(t *testing.T) {
 	epoch, err := NewEpoch(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
 	if err != nil {
@@ -50,21 +51,22 @@ func TestCustomEpoch(t *testing.T) {
 	if id < lo || id > hi {
 		t.Fatalf("%s outside %s..%s", id, lo, hi)
 	}
-	if id.Time().Equal(at) || !id.Time().Equal(DefaultEpoch().Time(id)) {
-		t.Fatalf("ID.Time = %s: not the default epoch's reading", id.Time())
+	if g.Epoch() != epoch || !g.Epoch().Time(id).Equal(at) {
+		t.Fatalf("g.Epoch() = %s, want %s", g.Epoch(), epoch)
 	}
 	def := mustGen(t, WithClock(func() time.Time { return at }))
 	did, _ := def.New()
-	if !did.Time().Equal(at) {
-		t.Fatalf("default generator's ID reads %s, want %s", did.Time(), at)
+	if def.Epoch() != DefaultEpoch() || !DefaultEpoch().Time(did).Equal(at) {
+		t.Fatalf("default generator's ID reads %s, want %s", DefaultEpoch().Time(did), at)
 	}
 }
 
 func TestBounds(t *testing.T) {
 	at := time.Date(2025, 3, 4, 5, 6, 7, 891_234_567, time.UTC)
-	lo, hi := MinID(at), MaxID(at)
+	e := DefaultEpoch()
+	lo, hi := e.MinID(at), e.MaxID(at)
 	ms := at.Truncate(time.Millisecond)
-	if !lo.Time().Equal(ms) || !hi.Time().Equal(ms) || lo.Randomness() != 0 || hi.Randomness() != 1<<20-1 {
+	if !e.Time(lo).Equal(ms) || !e.Time(hi).Equal(ms) || lo.Randomness() != 0 || hi.Randomness() != 1<<20-1 {
 		t.Fatalf("bounds %s..%s", lo, hi)
 	}
 	// Every ID generated in the millisecond lies within the bounds; the
@@ -79,15 +81,15 @@ func TestBounds(t *testing.T) {
 			t.Fatalf("%s outside %s..%s", id, lo, hi)
 		}
 	}
-	if (lo - 1).Time().Equal(ms) || (hi + 1).Time().Equal(ms) {
+	if e.Time(lo-1).Equal(ms) || e.Time(hi+1).Equal(ms) {
 		t.Fatalf("bounds are not tight")
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	for range 1000 {
 		ts := time.UnixMilli(DefaultEpochUnixMilli + 1 + r.Int64N(MaxTimestamp-1))
-		lo := MinID(ts)
-		hi := MaxID(ts)
-		if !lo.Time().Equal(ts) || !hi.Time().Equal(ts) || hi-lo != 1<<20-1 {
+		lo := e.MinID(ts)
+		hi := e.MaxID(ts)
+		if !e.Time(lo).Equal(ts) || !e.Time(hi).Equal(ts) || hi-lo != 1<<20-1 {
 			t.Fatalf("bounds of %s: %s..%s", ts, lo, hi)
 		}
 	}
@@ -119,6 +121,44 @@ func TestBoundsClamp(t *testing.T) {
 		}
 		if _, err := e.Timestamp(start.Add(-time.Millisecond)); !errors.Is(err, ErrTimeRange) {
 			t.Errorf("Timestamp before the epoch: %v", err)
+		}
+	}
+}
+
+// An out-of-range time names the fix: an earlier (or later) epoch, in Go
+// and in PostgreSQL, chosen before the first ID.
+func TestTimeRangeErrorNamesTheFix(t *testing.T) {
+	custom, _ := NewEpoch(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
+	const fix = "for every generator of these IDs before the first is made " +
+		"(WithEpoch in Go, migrations.WithEpoch in PostgreSQL; docs/sql.md, \"The epoch\")"
+	for _, tc := range []struct {
+		e    Epoch
+		at   time.Time
+		want string
+	}{
+		{DefaultEpoch(), time.Date(2023, 5, 1, 12, 0, 0, 0, time.UTC),
+			"flake: time out of range: 2023-05-01T12:00:00.000Z is before the epoch, 2024-01-01T00:00:00.000Z; " +
+				"for such times choose an earlier epoch " + fix},
+		{custom, time.Date(2019, 12, 31, 23, 59, 59, 999e6, time.UTC),
+			"flake: time out of range: 2019-12-31T23:59:59.999Z is before the epoch, 2020-01-01T00:00:00.000Z; " +
+				"for such times choose an earlier epoch " + fix},
+		{DefaultEpoch(), time.Date(2302, 9, 27, 15, 10, 22, 208e6, time.UTC),
+			"flake: time out of range: 2302-09-27T15:10:22.208Z is after 2302-09-27T15:10:22.207Z, " +
+				"the last millisecond IDs hold under the epoch 2024-01-01T00:00:00.000Z; for such times choose a later epoch " + fix},
+	} {
+		_, err := tc.e.Timestamp(tc.at)
+		if !errors.Is(err, ErrTimeRange) || err.Error() != tc.want {
+			t.Errorf("Timestamp(%s) = %v\nwant %s", tc.at, err, tc.want)
+		}
+		g := mustGen(t, WithEpoch(tc.e))
+		if _, err := g.NewAt(tc.at); err == nil || err.Error() != tc.want {
+			t.Errorf("NewAt(%s) = %v\nwant %s", tc.at, err, tc.want)
+		}
+	}
+	// The edges are in range.
+	for _, at := range []time.Time{time.UnixMilli(DefaultEpochUnixMilli), DefaultEpoch().Time(Max)} {
+		if _, err := DefaultEpoch().Timestamp(at); err != nil {
+			t.Errorf("Timestamp(%s): %v", at, err)
 		}
 	}
 }

@@ -63,7 +63,7 @@ func ExampleFromInt() {
 
 func ExampleID_fields() {
 	id := flake.MustParse("00EZJCRCB4B32") // scalable, SID 2
-	fmt.Println(id.Timestamp(), id.Time().Format(flake.RFC3339Milli))
+	fmt.Println(id.Timestamp(), flake.DefaultEpoch().Time(id).Format(flake.RFC3339Milli))
 	fmt.Println(id.Randomness(), id.ScalableRandomness(), id.SID())
 	// Output:
 	// 16091865483 2024-07-05T05:57:45.483Z
@@ -151,35 +151,56 @@ func ExampleWithEpoch() {
 	g, _ := flake.NewGenerator(flake.WithEpoch(epoch), flake.WithClock(func() time.Time { return at }))
 	id, _ := g.New()
 	// Read under the wrong epoch, the same ID lands four years late.
-	fmt.Println(epoch, epoch.Time(id).Format(flake.RFC3339Milli), id.Time().Format(flake.RFC3339Milli))
+	fmt.Println(epoch, epoch.Time(id).Format(flake.RFC3339Milli), flake.DefaultEpoch().Time(id).Format(flake.RFC3339Milli))
 	// Output: 2020-01-01T00:00:00.000Z 2025-01-01T00:00:00.000Z 2029-01-01T00:00:00.000Z
 }
 
-func ExampleMinID() {
-	// Rows created in [from, to): WHERE id >= $1 AND id < $2, on the primary key.
+func ExampleEpoch_MinID() {
+	// Rows created in [from, to): WHERE id >= $1 AND id < $2, on the primary
+	// key. The bounds come from the epoch the IDs were made under: the
+	// generator's g.Epoch(), here the default.
+	epoch := flake.DefaultEpoch()
 	from := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
 	to := from.Add(24 * time.Hour)
-	lo := flake.MinID(from)
-	hi := flake.MinID(to)
+	lo := epoch.MinID(from)
+	hi := epoch.MinID(to)
 	fmt.Println(lo, hi)
 	// Output: 019K7FK000000 019NSWA000000
 }
 
-func ExampleMaxID() {
+func ExampleEpoch_MaxID() {
+	epoch := flake.DefaultEpoch()
 	at := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
-	lo := flake.MinID(at)
-	hi := flake.MaxID(at)
+	lo := epoch.MinID(at)
+	hi := epoch.MaxID(at)
 	fmt.Println(lo, hi, int64(hi-lo+1)) // a millisecond holds 2^20 IDs
 	// Output: 019K7FK000000 019K7FK00ZZZZ 1048576
 }
 
-func ExampleEpoch_MinID() {
+func ExampleEpoch_MinID_clamp() {
 	// Times outside the range clamp to its ends: "from the beginning" and
 	// "to the end" need no special case.
-	lo := flake.MinID(time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC)) // before the epoch
-	hi := flake.MinID(time.Date(2400, 1, 1, 0, 0, 0, 0, time.UTC)) // past 2302-09-27
+	epoch := flake.DefaultEpoch()
+	lo := epoch.MinID(time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC)) // before the epoch
+	hi := epoch.MinID(time.Date(2400, 1, 1, 0, 0, 0, 0, time.UTC)) // past 2302-09-27
 	fmt.Println(lo, hi)
 	// Output: 0000000000001 7ZZZZZZZZZZZZ
+}
+
+func ExampleEpoch_Time_history() {
+	// An ID does not carry its epoch: read its time through the epoch of
+	// the generator that made it.
+	epoch, _ := flake.NewEpoch(time.Date(2015, 1, 1, 0, 0, 0, 0, time.UTC))
+	g, _ := flake.NewGenerator(flake.WithEpoch(epoch))
+	invoiced := time.Date(2019, 3, 14, 9, 26, 53, 589e6, time.UTC) // older than 2024
+	id, _ := g.NewAt(invoiced)
+	fmt.Println(g.Epoch().Time(id).Format(flake.RFC3339Milli))
+	// Under the default epoch, 2019 is out of range: the error names the fix.
+	_, err := flake.NewAt(invoiced)
+	fmt.Println(errors.Is(err, flake.ErrTimeRange))
+	// Output:
+	// 2019-03-14T09:26:53.589Z
+	// true
 }
 
 func ExampleNewEpoch() {
@@ -219,7 +240,7 @@ func ExampleWithClock() {
 	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	g, _ := flake.NewGenerator(flake.WithClock(func() time.Time { return at }))
 	id, _ := g.New()
-	fmt.Println(id.Time().Format(flake.RFC3339Milli))
+	fmt.Println(g.Epoch().Time(id).Format(flake.RFC3339Milli))
 	// Output: 2030-01-01T00:00:00.000Z
 }
 
@@ -260,7 +281,8 @@ func ExampleGenerator_Ceiling() {
 	g, _ := flake.NewGenerator(flake.WithSID(4))
 	id, _ := g.New()
 	ceiling := g.Ceiling(2 * time.Second)
-	fmt.Println(id < ceiling, ceiling.Time().Sub(id.Time()) > 2*time.Second)
+	e := g.Epoch()
+	fmt.Println(id < ceiling, e.Time(ceiling).Sub(e.Time(id)) > 2*time.Second)
 	// Output: true true
 }
 

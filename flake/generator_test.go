@@ -102,12 +102,12 @@ func TestGeneratorClockSteppedBack(t *testing.T) {
 		for range 10_000 {    // more than one millisecond's capacity
 			step()
 		}
-		if last.Time().Before(t2025) {
-			t.Fatalf("timestamp went back to %s", last.Time())
+		if DefaultEpoch().Time(last).Before(t2025) {
+			t.Fatalf("timestamp went back to %s", DefaultEpoch().Time(last))
 		}
 		clock.Add(2 * time.Hour) // and forward again
 		step()
-		if got := last.Time(); !got.Equal(t2025.Add(time.Hour + 100*time.Millisecond)) {
+		if got := DefaultEpoch().Time(last); !got.Equal(t2025.Add(time.Hour + 100*time.Millisecond)) {
 			t.Fatalf("after the clock caught up, time = %s", got)
 		}
 	}
@@ -158,8 +158,8 @@ func TestGeneratorClockSteps(t *testing.T) {
 				}
 				g.Reset()
 				id := mustNew(t, g)
-				if !id.Time().Equal(clock.Now()) {
-					t.Fatalf("after Reset, ID time %s, clock %s", id.Time(), clock.Now())
+				if !DefaultEpoch().Time(id).Equal(clock.Now()) {
+					t.Fatalf("after Reset, ID time %s, clock %s", DefaultEpoch().Time(id), clock.Now())
 				}
 				if id == first || id == high {
 					t.Fatal("duplicate after Reset")
@@ -180,7 +180,7 @@ func TestGeneratorClockSteps(t *testing.T) {
 				}
 				last = id
 			}
-			if lead := last.Time().Sub(clock.Now()); lead > tc.back+time.Second {
+			if lead := DefaultEpoch().Time(last).Sub(clock.Now()); lead > tc.back+time.Second {
 				t.Fatalf("IDs ran %s ahead of the clock", lead)
 			}
 		})
@@ -432,7 +432,7 @@ func TestGeneratorDefaultClockFollowsWallClock(t *testing.T) {
 						errs <- err
 						return
 					}
-					if ms := id.Time().UnixMilli(); ms < before || ms > after {
+					if ms := DefaultEpoch().Time(id).UnixMilli(); ms < before || ms > after {
 						errs <- fmt.Errorf("ID stamped %d, made between %d and %d", ms, before, after)
 						return
 					}

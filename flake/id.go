@@ -9,8 +9,11 @@
 //
 // The sign bit is always 0, so every valid ID is a non-negative int64. The
 // timestamp counts milliseconds since an epoch, 2024-01-01T00:00:00Z unless a
-// generator is given another one (see [Epoch]). In the scalable layout the low
-// 5 bits carry a scalability id (SID, 0..31) that tells generators apart.
+// generator is given another one (see [Epoch]). An ID does not carry its
+// epoch, so its time is read through one: [Epoch.Time], with the
+// generator's [Generator.Epoch] or [DefaultEpoch]. In the scalable layout
+// the low 5 bits carry a scalability id (SID, 0..31) that tells generators
+// apart.
 //
 // The text form is 13 characters of Crockford Base32, upper case, most
 // significant bits first, so that text order, numeric order and time order
@@ -23,10 +26,6 @@
 // in the sibling packages sqltype, pgxtype and gormplugin; most programs
 // import the root package github.com/ulidflake/ulidflake instead.
 package flake
-
-import (
-	"time"
-)
 
 // ID is a Ulid-Flake identifier. See the package documentation for the
 // layout. IDs compare with <, ==, and [ID.Compare] in time order.
@@ -103,9 +102,3 @@ func (id ID) ScalableRandomness() uint16 {
 // SID returns the 5-bit scalability id of the scalable layout. For an ID of
 // the stand-alone layout it is just the low 5 bits of the randomness.
 func (id ID) SID() int { return int(id) & MaxSID }
-
-// Time returns the time carried by id under the default epoch, in UTC. It
-// is right only for IDs made under the default epoch: for an ID made by a
-// generator with [WithEpoch], it is off by the difference between the
-// epochs: read such IDs with that epoch's [Epoch.Time].
-func (id ID) Time() time.Time { return DefaultEpoch().Time(id) }

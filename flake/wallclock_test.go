@@ -146,8 +146,8 @@ func TestNewRereadsStaleOffset(t *testing.T) {
 	before := time.Now().Add(-maxSkew).UnixMilli()
 	id := mustNew(t, g)
 	after := time.Now().Add(maxSkew).UnixMilli()
-	if ms := id.Time().UnixMilli(); ms < before || ms > after {
-		t.Fatalf("ID stamped %s, made between %s and %s", id.Time(), time.UnixMilli(before), time.UnixMilli(after))
+	if ms := DefaultEpoch().Time(id).UnixMilli(); ms < before || ms > after {
+		t.Fatalf("ID stamped %s, made between %s and %s", DefaultEpoch().Time(id), time.UnixMilli(before), time.UnixMilli(after))
 	}
 	if d := time.Duration(g.wall.offset.Load() + mono() - time.Now().UnixNano()).Abs(); g.wall.synced.Load() != stale && d > time.Second {
 		t.Fatalf("the offset was re-read but is %s off", d)

@@ -10,7 +10,6 @@ import (
 	"gorm.io/gorm/utils/tests"
 
 	"github.com/ulidflake/ulidflake"
-	"github.com/ulidflake/ulidflake/flake"
 	"github.com/ulidflake/ulidflake/gormplugin"
 )
 
@@ -52,7 +51,7 @@ func ExampleNew() {
 }
 
 func ExampleWithGenerator() {
-	g, err := ulidflake.NewGenerator(flake.WithSID(5)) // this instance's SID
+	g, err := ulidflake.NewGenerator(ulidflake.WithSID(5)) // this instance's SID
 	if err != nil {
 		panic(err)
 	}

@@ -283,7 +283,7 @@ func TestPgxJSONAndTimeRange(t *testing.T) {
 		require.NoError(t, p.SendBatch(ctx, b).Close())
 
 		from, to := start.Add(36*time.Hour), start.Add(50*time.Hour+5*time.Minute)
-		lo, hi := flake.MinID(from), flake.MinID(to)
+		lo, hi := g.Epoch().MinID(from), g.Epoch().MinID(to)
 		var n, want int
 		require.NoError(t, p.QueryRow(ctx, `SELECT count(*) FROM ev WHERE id >= $1 AND id < $2`, lo, hi).Scan(&n))
 		require.NoError(t, p.QueryRow(ctx, `SELECT count(*) FROM ev WHERE at >= $1 AND at < $2`, from, to).Scan(&want))
@@ -306,6 +306,6 @@ func TestPgxJSONAndTimeRange(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, strings.HasPrefix(string(out), `{"id":"`+row.ID.String()+`"`), string(out))
 		require.Len(t, row.ID.String(), 13)
-		require.True(t, row.ID.Time().Equal(row.At), "%s vs %s", row.ID.Time(), row.At)
+		require.True(t, ulidflake.DefaultEpoch().Time(row.ID).Equal(row.At), "%s vs %s", ulidflake.DefaultEpoch().Time(row.ID), row.At)
 	})
 }

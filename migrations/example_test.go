@@ -12,7 +12,6 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/ulidflake/ulidflake"
-	"github.com/ulidflake/ulidflake/flake"
 	"github.com/ulidflake/ulidflake/migrations"
 )
 
@@ -47,7 +46,7 @@ func ExampleWithEpoch() {
 		panic(err)
 	}
 	defer db.Close()
-	epoch, err := flake.NewEpoch(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
+	epoch, err := ulidflake.NewEpoch(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
 	if err != nil {
 		panic(err)
 	}
@@ -58,7 +57,7 @@ func ExampleWithEpoch() {
 	if err != nil {
 		panic(err)
 	}
-	gen, err := ulidflake.NewGenerator(flake.WithEpoch(epoch))
+	gen, err := ulidflake.NewGenerator(ulidflake.WithEpoch(epoch))
 	if err != nil {
 		panic(err)
 	}

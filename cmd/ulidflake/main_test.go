@@ -38,7 +38,7 @@ func TestNew(t *testing.T) {
 		if err != nil || id <= prev {
 			t.Fatalf("line %q: %v (previous %s)", l, err, prev)
 		}
-		if at := id.Time(); at.Before(before.Truncate(time.Millisecond)) || at.After(time.Now()) {
+		if at := flake.DefaultEpoch().Time(id); at.Before(before.Truncate(time.Millisecond)) || at.After(time.Now()) {
 			t.Fatalf("ID %s carries %s", id, at)
 		}
 		prev = id

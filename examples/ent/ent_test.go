@@ -99,8 +99,8 @@ func TestEnt(t *testing.T) {
 		distinct(t, append(slices.Clone(authorIDs), postIDs...))
 		end := time.Now()
 		for _, id := range append(slices.Clone(authorIDs), postIDs...) {
-			if id.Time().Before(start.Truncate(time.Millisecond).Add(-time.Millisecond)) || id.Time().After(end.Add(time.Millisecond)) {
-				t.Errorf("ID %s has time %v, outside [%v, %v]", id, id.Time(), start, end)
+			if ulidflake.DefaultEpoch().Time(id).Before(start.Truncate(time.Millisecond).Add(-time.Millisecond)) || ulidflake.DefaultEpoch().Time(id).After(end.Add(time.Millisecond)) {
+				t.Errorf("ID %s has time %v, outside [%v, %v]", id, ulidflake.DefaultEpoch().Time(id), start, end)
 			}
 		}
 

@@ -63,8 +63,8 @@ func TestEntPrefixed(t *testing.T) {
 		end := time.Now()
 		seen := map[idtype.CustomerID]bool{}
 		for _, k := range keys {
-			if k.IsZero() || seen[k] || k.Time().Before(start.Truncate(time.Millisecond).Add(-time.Millisecond)) || k.Time().After(end.Add(time.Millisecond)) {
-				t.Errorf("key %s: zero, repeated, or its time %v outside [%v, %v]", k, k.Time(), start, end)
+			if k.IsZero() || seen[k] || ulidflake.DefaultEpoch().Time(k.ID).Before(start.Truncate(time.Millisecond).Add(-time.Millisecond)) || ulidflake.DefaultEpoch().Time(k.ID).After(end.Add(time.Millisecond)) {
+				t.Errorf("key %s: zero, repeated, or its time %v outside [%v, %v]", k, ulidflake.DefaultEpoch().Time(k.ID), start, end)
 			}
 			seen[k] = true
 		}

@@ -140,8 +140,8 @@ func TestLibPQ(t *testing.T) {
 			t.Fatalf("posts in range: %v, %v", in, err)
 		}
 		for _, id := range append(ids, p1, p2) {
-			if id.Time().Before(start.Truncate(time.Millisecond).Add(-time.Millisecond)) || id.Time().After(end.Add(time.Millisecond)) {
-				t.Errorf("ID %s has time %v, outside [%v, %v]", id, id.Time(), start, end)
+			if ulidflake.DefaultEpoch().Time(id).Before(start.Truncate(time.Millisecond).Add(-time.Millisecond)) || ulidflake.DefaultEpoch().Time(id).After(end.Add(time.Millisecond)) {
+				t.Errorf("ID %s has time %v, outside [%v, %v]", id, ulidflake.DefaultEpoch().Time(id), start, end)
 			}
 		}
 		out, err := PostIDsBetween(ctx, db, start.Add(-time.Hour), start.Add(-time.Minute))

@@ -116,21 +116,24 @@ func run(ctx context.Context, w io.Writer, url string) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 
-	// Every key was filled on create; each carries its creation time.
+	// Every key was filled on create; each carries its creation time, read
+	// through the epoch it was made under (the plugin's generator's: here
+	// the default).
+	epoch := ulidflake.DefaultEpoch()
 	var customers []Customer
 	if err := db.Preload("Orders").Order("id").Find(&customers).Error; err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "\ncustomers and orders, in key order (= creation order):")
 	for _, c := range customers {
-		fmt.Fprintf(w, "  customer %s  %-6s created %s\n", c.ID, c.Name, c.ID.Time().Format(flake.RFC3339Milli))
+		fmt.Fprintf(w, "  customer %s  %-6s created %s\n", c.ID, c.Name, epoch.Time(c.ID).Format(flake.RFC3339Milli))
 		for _, o := range c.Orders {
-			fmt.Fprintf(w, "    order  %s  %-9s created %s  (int %d)\n", o.ID, o.Item, o.ID.Time().Format(flake.RFC3339Milli), o.ID.Int64())
+			fmt.Fprintf(w, "    order  %s  %-9s created %s  (int %d)\n", o.ID, o.Item, epoch.Time(o.ID).Format(flake.RFC3339Milli), o.ID.Int64())
 		}
 	}
 
 	// Orders created in a time window, through the primary-key index.
-	lo, hi := ulidflake.MinID(window[0]), ulidflake.MinID(window[1])
+	lo, hi := epoch.MinID(window[0]), epoch.MinID(window[1])
 	var inWindow []Order
 	if err := db.Where("id >= ? AND id < ?", lo, hi).Order("id").Find(&inWindow).Error; err != nil {
 		return err

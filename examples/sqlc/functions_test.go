@@ -179,7 +179,7 @@ func testFunctions(t *testing.T, f functions) {
 		t.Fatal(err)
 	}
 	text, prefixed, at, err := f.text(c.ID)
-	if err != nil || text != c.ID.ID.String() || prefixed != c.ID.String() || !at.Equal(c.ID.Time()) {
+	if err != nil || text != c.ID.ID.String() || prefixed != c.ID.String() || !at.Equal(flake.DefaultEpoch().Time(c.ID.ID)) {
 		t.Errorf("CustomerText(%s) = %q, %q, %v, %v; want Go's text, prefixed text and time", c.ID, text, prefixed, at, err)
 	}
 	for name, get := range map[string]func() (dbpgx.Customer, error){
@@ -192,7 +192,7 @@ func testFunctions(t *testing.T, f functions) {
 	}
 	then := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	old, err := f.createAt(then)
-	if err != nil || !old.ID.Time().Equal(then) {
-		t.Errorf("CreateCustomerAt(%v) = %+v (time %v), %v", then, old, old.ID.Time(), err)
+	if err != nil || !flake.DefaultEpoch().Time(old.ID.ID).Equal(then) {
+		t.Errorf("CreateCustomerAt(%v) = %+v (time %v), %v", then, old, flake.DefaultEpoch().Time(old.ID.ID), err)
 	}
 }

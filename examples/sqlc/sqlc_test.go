@@ -40,8 +40,8 @@ func within(t *testing.T, start, end time.Time, ids ...ulidflake.ID) {
 	t.Helper()
 	lo, hi := start.Truncate(time.Millisecond).Add(-time.Millisecond), end.Add(time.Millisecond)
 	for _, id := range ids {
-		if id.IsZero() || id.Time().Before(lo) || id.Time().After(hi) {
-			t.Errorf("ID %s (%d) has time %v, outside [%v, %v]", id, id.Int64(), id.Time(), lo, hi)
+		if id.IsZero() || ulidflake.DefaultEpoch().Time(id).Before(lo) || ulidflake.DefaultEpoch().Time(id).After(hi) {
+			t.Errorf("ID %s (%d) has time %v, outside [%v, %v]", id, id.Int64(), ulidflake.DefaultEpoch().Time(id), lo, hi)
 		}
 	}
 }

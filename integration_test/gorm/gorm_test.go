@@ -122,7 +122,7 @@ func TestGormCreateFillsIDs(t *testing.T) {
 		require.False(t, c.ID.IsZero())
 		require.Equal(t, c.ID, c.hookSaw, "BeforeCreate must see the ID")
 		require.False(t, c.SeenID.IsZero(), "opted-in field")
-		require.True(t, c.ID.Time().After(start.Truncate(time.Millisecond)) || c.ID.Time().Equal(start.Truncate(time.Millisecond)))
+		require.True(t, ulidflake.DefaultEpoch().Time(c.ID).After(start.Truncate(time.Millisecond)) || ulidflake.DefaultEpoch().Time(c.ID).Equal(start.Truncate(time.Millisecond)))
 		require.False(t, c.Profile.ID.IsZero())
 		require.Equal(t, c.ID, c.Profile.CustomerID)
 		for _, o := range c.Orders {

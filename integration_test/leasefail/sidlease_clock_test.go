@@ -80,7 +80,7 @@ func TestSIDLeaseSkewedClocks(t *testing.T) {
 		}, 30*time.Second, 5*time.Millisecond, "the clock is back, the lease does not mint")
 		require.NoError(t, stepped.Close())
 
-		far := ulidflake.MinID(time.Now().Add(time.Hour))
+		far := ulidflake.DefaultEpoch().MinID(time.Now().Add(time.Hour))
 		_, err = db.Exec(ctx, `UPDATE ulid_flake_sid_leases SET minted_below = $2 WHERE namespace = 'skew' AND sid = $1`, sid, far)
 		require.NoError(t, err)
 		_, err = sidlease.Acquire(ctx, pool, "skew", sidlease.WithValidity(testValidity))

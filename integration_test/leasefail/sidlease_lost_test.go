@@ -140,7 +140,7 @@ func TestSIDLeaseLostCeiling(t *testing.T) {
 		for range 50_000 {
 			id, err := next.NewWait(ctx)
 			require.NoError(t, err)
-			require.Greater(t, id, high, "an ID at or below one the previous holder made (%s)", high.Time())
+			require.Greater(t, id, high, "an ID at or below one the previous holder made (%s)", ulidflake.DefaultEpoch().Time(high))
 		}
 	})
 }

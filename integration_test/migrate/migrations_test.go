@@ -180,8 +180,8 @@ func TestSQLMatchesGo(t *testing.T) {
 
 		// Time and bounds agree.
 		at := time.Date(2025, 7, 1, 12, 30, 45, 678_000_000, time.UTC)
-		lo := flake.MinID(at)
-		hi := flake.MaxID(at)
+		lo := flake.DefaultEpoch().MinID(at)
+		hi := flake.DefaultEpoch().MaxID(at)
 		var sqlLo, sqlHi int64
 		var sqlTime time.Time
 		require.NoError(t, db.QueryRow(ctx, `SELECT ulid_flake_min($1), ulid_flake_max($1), ulid_flake_time($2)`, at, int64(hi)).Scan(&sqlLo, &sqlHi, &sqlTime))
@@ -263,8 +263,8 @@ func TestSQLGeneratedIDs(t *testing.T) {
 					back, err := ulidflake.Parse(id.String())
 					require.NoError(t, err)
 					require.Equal(t, id, back)
-					require.False(t, id.Time().Before(start.Add(-time.Second).Truncate(time.Millisecond)), "%s at %s", id, id.Time())
-					require.False(t, id.Time().After(end.Add(time.Second)), "%s at %s", id, id.Time())
+					require.False(t, ulidflake.DefaultEpoch().Time(id).Before(start.Add(-time.Second).Truncate(time.Millisecond)), "%s at %s", id, ulidflake.DefaultEpoch().Time(id))
+					require.False(t, ulidflake.DefaultEpoch().Time(id).After(end.Add(time.Second)), "%s at %s", id, ulidflake.DefaultEpoch().Time(id))
 					if tc.sid >= 0 {
 						require.Equal(t, tc.sid, id.SID())
 					}
@@ -410,7 +410,7 @@ func TestConvertSerial(t *testing.T) {
 		require.NoError(t, app.QueryRow(ctx, `INSERT INTO customers (name) VALUES ('new') RETURNING id`).Scan(&newID))
 		require.Greater(t, newID, before[len(before)-1])
 		require.NoError(t, app.QueryRow(ctx, `INSERT INTO orders (customer_id, total) VALUES ($1, 1) RETURNING id`, newID).Scan(&orderID))
-		require.True(t, ulidflake.ID(orderID).Time().After(time.Now().Add(-time.Minute)))
+		require.True(t, ulidflake.DefaultEpoch().Time(ulidflake.ID(orderID)).After(time.Now().Add(-time.Minute)))
 		var first int64
 		require.NoError(t, app.QueryRow(ctx, `SELECT id FROM customers ORDER BY id DESC LIMIT 1`).Scan(&first))
 		require.Equal(t, newID, first)

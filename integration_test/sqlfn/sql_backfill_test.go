@@ -69,7 +69,7 @@ func TestSQLBackfillRecipe(t *testing.T) {
 			var id flake.ID
 			var at time.Time
 			require.NoError(t, got.Scan(&id, &at))
-			require.True(t, id.Time().Equal(at.Truncate(time.Millisecond)), "%s reads %s in Go, the row %s", id, id.Time(), at)
+			require.True(t, flake.DefaultEpoch().Time(id).Equal(at.Truncate(time.Millisecond)), "%s reads %s in Go, the row %s", id, flake.DefaultEpoch().Time(id), at)
 		}
 		require.NoError(t, got.Err())
 	})
