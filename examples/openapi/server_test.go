@@ -11,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/ulidflake/ulidflake"
+	"github.com/ulidflake/ulidflake/examples/openapi/idtype"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 	"github.com/ulidflake/ulidflake/pgxtype"
 )
@@ -39,82 +41,137 @@ func call(t *testing.T, method, url, body string, out any) (int, string) {
 	return res.StatusCode, string(b)
 }
 
-// IDs round-trip through the generated API: made by the database, sent
-// back in a path, a query parameter (?after=, which oapi-codegen's
-// runtime would parse as a decimal integer without the ID's Bind method)
-// and a JSON body; bad IDs get 400 with the parser's message.
+// serve starts the API on a fresh database and returns its URL and a
+// generated client.
+func serve(t *testing.T, db *pgtest.DB) (string, *ClientWithResponses) {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := pgxpool.ParseConfig(db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.AfterConnect = pgxtype.AfterConnect
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if _, err := pool.Exec(ctx, Schema); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(NewHandler(Server{Pool: pool}))
+	t.Cleanup(srv.Close)
+	client, err := NewClientWithResponses(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv.URL, client
+}
+
+// Prefixed IDs round-trip between the generated client and the generated
+// server: made by the database, sent back in a path, a query parameter
+// and a JSON body as cus_ and the 13 characters; the first page of the
+// list is the typed ?after= left out.
 func TestOpenAPIRoundTrip(t *testing.T) {
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		ctx := context.Background()
-		cfg, err := pgxpool.ParseConfig(db.URL)
-		if err != nil {
-			t.Fatal(err)
+		url, client := serve(t, db)
+		create := func(in NewCustomer) Customer {
+			t.Helper()
+			res, err := client.CreateCustomerWithResponse(ctx, in)
+			if err != nil || res.JSON201 == nil {
+				t.Fatalf("create %+v: %v %v %s", in, err, res.Status(), res.Body)
+			}
+			return *res.JSON201
 		}
-		cfg.AfterConnect = pgxtype.AfterConnect
-		pool, err := pgxpool.NewWithConfig(ctx, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer pool.Close()
-		if _, err := pool.Exec(ctx, Schema); err != nil {
-			t.Fatal(err)
-		}
-		srv := httptest.NewServer(NewHandler(Server{Pool: pool}))
-		defer srv.Close()
-
-		var ada, bob Customer
-		if st, body := call(t, "POST", srv.URL+"/customers", `{"name":"Ada"}`, &ada); st != http.StatusCreated || ada.Id.IsZero() {
-			t.Fatalf("create: %d %s", st, body)
-		}
-		if st, body := call(t, "POST", srv.URL+"/customers", `{"name":"Bob","referrer":"`+ada.Id.String()+`"}`, &bob); st != http.StatusCreated {
-			t.Fatalf("create with referrer: %d %s", st, body)
-		}
-		if bob.Referrer == nil || *bob.Referrer != ada.Id {
-			t.Fatalf("referrer: %+v", bob)
+		ada := create(NewCustomer{Name: "Ada"})
+		bob := create(NewCustomer{Name: "Bob", Referrer: &ada.Id})
+		if bob.Referrer == nil || *bob.Referrer != ada.Id || ada.Id.IsZero() {
+			t.Fatalf("created %+v %+v", ada, bob)
 		}
 
-		var got Customer
-		if st, body := call(t, "GET", srv.URL+"/customers/"+bob.Id.String(), "", &got); st != http.StatusOK || got.Id != bob.Id || *got.Referrer != ada.Id {
-			t.Fatalf("get: %d %s", st, body)
+		got, err := client.GetCustomerWithResponse(ctx, bob.Id)
+		if err != nil || got.JSON200 == nil || got.JSON200.Id != bob.Id || *got.JSON200.Referrer != ada.Id {
+			t.Fatalf("get: %v %s", err, got.Body)
 		}
-		var page []Customer
-		if st, body := call(t, "GET", srv.URL+"/customers", "", &page); st != http.StatusOK || len(page) != 2 || page[0].Id != ada.Id {
-			t.Fatalf("list: %d %s", st, body)
+		if !strings.Contains(string(got.Body), `"id":"`+bob.Id.String()+`"`) || !strings.HasPrefix(bob.Id.String(), "cus_") {
+			t.Fatalf("get: %s, want the ID as %s", got.Body, bob.Id)
 		}
-		if st, body := call(t, "GET", srv.URL+"/customers?after="+ada.Id.String(), "", &page); st != http.StatusOK || len(page) != 1 || page[0].Id != bob.Id {
-			t.Fatalf("list after: %d %s", st, body)
-		}
-		// The lower-case form is the same ID.
-		if st, body := call(t, "GET", srv.URL+"/customers/"+strings.ToLower(bob.Id.String()), "", &got); st != http.StatusOK || got.Id != bob.Id {
-			t.Fatalf("get lower case: %d %s", st, body)
-		}
-
-		for url, want := range map[string]string{
-			"/customers/123":           "wrong length",
-			"/customers/000000000000U": "invalid character",
-			"/customers?after=12345":   "wrong length", // a decimal is not read as an int64
-			"/customers/8000000000000": "value above",
+		zero := CustomerID{}
+		for _, tc := range []struct {
+			after *CustomerID
+			want  []CustomerID
+		}{
+			{nil, []CustomerID{ada.Id, bob.Id}}, // the first page
+			{&zero, []CustomerID{ada.Id, bob.Id}},
+			{&ada.Id, []CustomerID{bob.Id}},
+			{&bob.Id, nil},
 		} {
-			if st, body := call(t, "GET", srv.URL+url, "", nil); st != http.StatusBadRequest || !strings.Contains(body, want) {
-				t.Errorf("GET %s: %d %q, want 400 saying %q", url, st, body, want)
+			res, err := client.ListCustomersWithResponse(ctx, &ListCustomersParams{After: tc.after})
+			if err != nil || res.JSON200 == nil || !samePage(*res.JSON200, tc.want) {
+				t.Errorf("list after %v: %v %s, want %v", tc.after, err, res.Body, tc.want)
 			}
 		}
-		if st, body := call(t, "POST", srv.URL+"/customers", `{"name":"C","referrer":95834049799701782}`, nil); st != http.StatusBadRequest || !strings.Contains(body, "2^53") {
-			t.Errorf("a referrer as a large number: %d %q", st, body)
+
+		// The prefix is case-sensitive, the 13 characters are not.
+		if st, body := call(t, "GET", url+"/customers/cus_"+strings.ToLower(bob.Id.ID.String()), "", nil); st != http.StatusOK || !strings.Contains(body, bob.Id.String()) {
+			t.Errorf("get lower case: %d %s", st, body)
 		}
-		for _, id := range []string{"00EZJCRCB4650", "0000000000000"} {
-			if st, _ := call(t, "GET", srv.URL+"/customers/"+id, "", nil); st != http.StatusNotFound {
+		for _, id := range []string{"cus_00EZJCRCB4650", "cus_0000000000000"} {
+			if st, _ := call(t, "GET", url+"/customers/"+id, "", nil); st != http.StatusNotFound {
 				t.Errorf("unknown ID %s: %d", id, st)
 			}
 		}
 		for body, want := range map[string]int{
 			`{}`: http.StatusBadRequest,
-			`{"name":"C","referrer":"0000000000000"}`: http.StatusBadRequest,
-			`{"name":"C","referrer":"00EZJCRCB4650"}`: http.StatusUnprocessableEntity,
+			`{"name":"C","referrer":"cus_0000000000000"}`: http.StatusBadRequest,
+			`{"name":"C","referrer":"cus_00EZJCRCB4650"}`: http.StatusUnprocessableEntity,
 		} {
-			if st, msg := call(t, "POST", srv.URL+"/customers", body, nil); st != want {
+			if st, msg := call(t, "POST", url+"/customers", body, nil); st != want {
 				t.Errorf("POST %s: %d %q, want %d", body, st, msg, want)
 			}
+		}
+	})
+}
+
+func samePage(got []Customer, want []CustomerID) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		if got[i].Id != want[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// A bad ID in the path, the query and the body gets 400 with the
+// library's message (after the parameter's name): a decimal, another
+// prefix, no prefix, a bad character.
+func TestOpenAPIBadIDs(t *testing.T) {
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		url, _ := serve(t, db)
+		const good = "00EZJCRCB4650"
+		for _, in := range []string{"16873543940839584", "ord_" + good, good, "cus_" + good[1:], "cus_00EZJCRCB465U", "cus_8000000000000"} {
+			_, perr := ulidflake.ParsePrefixed[idtype.CustomerPrefix](in)
+			if perr == nil {
+				t.Fatalf("%s parses", in)
+			}
+			lit, _ := json.Marshal(in)
+			for _, tc := range []struct{ method, path, body, want string }{
+				{"GET", "/customers/" + in, "", "parameter id: " + perr.Error()},
+				{"GET", "/customers?after=" + in, "", "parameter after: " + perr.Error()},
+				{"POST", "/customers", `{"name":"C","referrer":` + string(lit) + `}`, perr.Error()},
+			} {
+				if st, body := call(t, tc.method, url+tc.path, tc.body, nil); st != http.StatusBadRequest || body != tc.want+"\n" {
+					t.Errorf("%s %s %s: %d\n%s\nwant 400 and\n%s", tc.method, tc.path, tc.body, st, body, tc.want)
+				}
+			}
+		}
+		// A number is no prefixed ID in JSON.
+		if st, body := call(t, "POST", url+"/customers", `{"name":"C","referrer":16873543940839584}`, nil); st != http.StatusBadRequest || !strings.HasPrefix(body, "flake: invalid JSON ID: ") {
+			t.Errorf("a referrer as a number: %d %q", st, body)
 		}
 	})
 }
