@@ -4,29 +4,40 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
 )
 
-// Conversion is the SQL that moves a serial, bigserial or identity column to
-// DEFAULT ulid_flake(), and back. Each side is one transaction. Every name
-// in it is schema-qualified and quoted, so it converts the same table under
-// any search_path, and no name can end a comment, a literal or a statement.
+// Key names a key column to convert: Table as PostgreSQL reads a table
+// name (schema-qualified or not, double quotes for mixed case), Column as
+// stored (no quotes).
+type Key struct{ Table, Column string }
+
+// Conversion is the SQL that moves serial, bigserial or identity columns
+// to DEFAULT ulid_flake(), and back. Each side is one transaction, for
+// every key at once. Every name in it is schema-qualified and quoted, and
+// it holds nothing else of the database it was read from (no OID, no
+// column number, no role): it converts the same tables under any
+// search_path, on any database with the same schema, and no name can end a
+// comment, a literal or a statement.
 type Conversion struct {
-	Table, Column string // as given
-	// Up converts; it is empty when the column is converted already.
+	Keys []Key // as given
+	// Up converts; it is empty when every column is converted already.
 	Up string
-	// Down goes back to a sequence; run it after Up (or on a column that
-	// was converted before).
+	// Down goes back to sequences; run it after Up (or on columns that
+	// were converted before).
 	Down string
 	// Dependents names the objects that keep Up from running, as
 	// PostgreSQL describes them (see [ErrDependents]); Apply refuses Up
 	// while there are any.
 	Dependents []string
+
+	up, down []string // the statements of each side, for Files
 }
 
-// ConvertOption configures [ConvertSerial].
+// ConvertOption configures [ConvertSerial] and [ConvertKeys].
 type ConvertOption func(*convertOptions)
 
 type convertOptions struct {
@@ -34,93 +45,149 @@ type convertOptions struct {
 	generator   string
 }
 
-// LockTimeout bounds how long the conversion waits for its locks (default
-// 5s, at least 1ms): past it the conversion fails instead of queueing every
-// other query on the table behind it.
-func LockTimeout(d time.Duration) ConvertOption {
+// WithLockTimeout bounds how long the conversion waits for its locks
+// (default 5s, at least 1ms): past it the conversion fails instead of
+// queueing every other query on the tables behind it.
+func WithLockTimeout(d time.Duration) ConvertOption {
 	return func(o *convertOptions) { o.lockTimeout = d }
 }
 
-// Generator sets the default expression (default: ulid_flake(), qualified
-// with the schema the functions were installed in; for example
-// "ids.ulid_flake_scalable()" once ulid_flake_set_sid fixed the SID). It is SQL written by
-// the program, not a name: it is used as given, under search_path
-// pg_catalog, so every function in it must be schema-qualified.
-func Generator(expr string) ConvertOption {
+// WithGenerator sets the default expression (default: ulid_flake(),
+// qualified with the schema the functions were installed in; for example
+// "ids.ulid_flake_scalable()" once ulid_flake_set_sid fixed the SID). It is
+// SQL written by the program, not a name: it is used as given, under
+// search_path pg_catalog, so every function in it must be
+// schema-qualified.
+func WithGenerator(expr string) ConvertOption {
 	return func(o *convertOptions) { o.generator = expr }
 }
+
+// LockTimeout is [WithLockTimeout].
+//
+// Deprecated: use WithLockTimeout, named as the package's other options.
+func LockTimeout(d time.Duration) ConvertOption { return WithLockTimeout(d) }
+
+// Generator is [WithGenerator].
+//
+// Deprecated: use WithGenerator, named as the package's other options.
+func Generator(expr string) ConvertOption { return WithGenerator(expr) }
 
 // serialLimit separates the keys a sequence made from Ulid-Flakes: below
 // 2^40 (a trillion rows) is taken as the sequence's, when going back.
 const serialLimit = 1 << 40
 
-// ConvertSerial reads the catalog of db and returns the SQL that converts
-// table.column (a serial, bigserial, smallserial or identity column) to
-// DEFAULT ulid_flake(). table is read as PostgreSQL reads a table name,
-// with the caller's search_path (schema-qualified or not, double quotes for
-// mixed case); the functions are those owned by the converting role or a
-// superuser, outside temporary schemas: first on the search_path, or else
-// first by schema name. The up side, in one transaction:
+// ConvertSerial is [ConvertKeys] for one key column.
+func ConvertSerial(ctx context.Context, db *sql.DB, table, column string, opts ...ConvertOption) (Conversion, error) {
+	return ConvertKeys(ctx, db, []Key{{table, column}}, opts...)
+}
+
+// ConvertKeys reads the catalog of db and returns the SQL that converts
+// each key (a serial, bigserial, smallserial or identity column) to
+// DEFAULT ulid_flake(), every one in the same transaction. The tables are
+// read with the caller's search_path; the functions are those owned by the
+// converting role or a superuser, outside temporary schemas: first on the
+// search_path, or else first by schema name. The up side, in one
+// transaction:
 //
-//   - sets search_path to pg_catalog and lock_timeout;
+//   - sets search_path to pg_catalog and lock_timeout, and locks the tables;
 //   - refuses to go on if existing keys reach the Ulid-Flake range (new keys
 //     must sort after the old ones);
-//   - drops the identity, or the sequence default;
-//   - widens the column and every foreign-key column that references it to
-//     bigint where they are smaller (on a partitioned table, its parent
+//   - drops each identity, or sequence default;
+//   - widens each column and every foreign-key column that references it
+//     to bigint where they are smaller (on a partitioned table, its parent
 //     only; a domain over bigint is kept; a domain over a smaller type is
 //     refused, as the domain would be lost);
 //   - sets DEFAULT ulid_flake();
-//   - drops the old sequence, so that nothing can mint keys from it again.
+//   - drops the old sequences, so that nothing can mint keys from them;
+//   - gives search_path back the value it had.
 //
-// Old rows keep their keys. The down side restores a sequence default that
-// starts at the largest old key plus one (keys below 2^40 count as old),
-// keeping the column bigint. On a column converted before, Up is empty and
-// Down is the way back. Neither side runs: see [Conversion.Apply].
+// Old rows keep their keys. The down side restores, for each key, a
+// sequence default that starts at the largest old key plus one (keys below
+// 2^40 count as old), owned by the table's owner and usable by the roles
+// that may insert when it runs, keeping the column bigint. When every
+// column is converted already, Up is empty and Down is the way back; a mix
+// of converted and unconverted columns is refused. Neither side runs: see
+// [Conversion.Apply] and [Conversion.Files].
 //
 // Views, materialized views, rules, policies, triggers, generated columns,
 // SQL-standard function bodies and publications on a column that must be
-// widened, and any object that uses the sequence, are refused up front
-// with [ErrDependents], which names each of them; the returned Conversion
-// then holds the SQL all the same, to run between the statements that
-// drop and recreate them. A bigint key needs no widening, so only users of
-// its sequence stand in the way.
+// widened, and any object that uses a sequence it drops, are refused up
+// front with [ErrDependents], which names each of them; the returned
+// Conversion then holds the SQL all the same, to run between the
+// statements that drop and recreate them. A bigint key needs no widening,
+// so only users of its sequence stand in the way.
 //
-// No SQL text it builds depends on a server setting: names are quoted
-// identifiers, the only string literals are written E'...' with
-// backslashes and quotes doubled, and every function, operator and type
-// resolves to pg_catalog or the install schema (tested with
-// standard_conforming_strings off, a search_path that puts a hostile
-// schema first, and other DateStyle, IntervalStyle, TimeZone and
-// extra_float_digits). See docs/bigserial.md.
-func ConvertSerial(ctx context.Context, db *sql.DB, table, column string, opts ...ConvertOption) (Conversion, error) {
+// No SQL text it builds depends on a server setting or on the database it
+// was read from: names are quoted identifiers, the only string literals
+// are written E'...' with backslashes and quotes doubled, tables are found
+// at run time by their qualified names, and every function, operator and
+// type resolves to pg_catalog or the install schema. See docs/bigserial.md.
+func ConvertKeys(ctx context.Context, db *sql.DB, keys []Key, opts ...ConvertOption) (Conversion, error) {
 	o := convertOptions{lockTimeout: 5 * time.Second}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	c := Conversion{Table: table, Column: column}
+	c := Conversion{Keys: keys}
 	if o.lockTimeout < time.Millisecond {
 		return c, fmt.Errorf("%w: lock timeout %s is below 1ms (0 would wait forever)", ErrConvert, o.lockTimeout)
 	}
-	t, err := inspect(ctx, db, table, column)
+	if len(keys) == 0 {
+		return c, fmt.Errorf("%w: no key to convert: name at least one table", ErrConvert)
+	}
+	ts, err := inspect(ctx, db, keys)
 	if err != nil {
 		return c, err
 	}
-	if err := t.check(); err != nil {
+	converted, err := checkAll(ts)
+	if err != nil {
 		return c, err
 	}
 	if o.generator == "" {
-		o.generator = quoteIdent(t.fnSchema) + ".ulid_flake()"
+		o.generator = quoteIdent(ts[0].fnSchema) + ".ulid_flake()"
 	}
-	if !t.converted {
-		c.Up = upSQL(t, o)
+	if !converted {
+		c.up = upStatements(ts, o)
+		c.Up = transaction("Convert serial or identity keys to a Ulid-Flake default, in one transaction.", c.up)
 	}
-	c.Down = downSQL(t, o)
-	c.Dependents = t.dependents
-	if len(t.dependents) > 0 {
-		return c, dependentsError(t.name(), t.dependents)
+	c.down = downStatements(ts, o)
+	c.Down = transaction("Back from a Ulid-Flake default to sequences, in one transaction; the columns stay bigint.", c.down)
+	for _, t := range ts {
+		c.Dependents = append(c.Dependents, t.dependents...)
+	}
+	if len(c.Dependents) > 0 {
+		return c, dependentsError(c.names(), c.Dependents)
 	}
 	return c, nil
+}
+
+// checkAll checks every target and reports whether all are converted
+// already; a mix is refused, as no one side fits it.
+func checkAll(ts []target) (converted bool, err error) {
+	var done, todo []string
+	for _, t := range ts {
+		if err := t.check(); err != nil {
+			return false, err
+		}
+		if t.converted {
+			done = append(done, t.name())
+		} else {
+			todo = append(todo, t.name())
+		}
+	}
+	if len(done) > 0 && len(todo) > 0 {
+		return false, fmt.Errorf("%w: %s converted already and %s not: convert them apart, or those not converted first",
+			ErrConvert, strings.Join(done, ", "), strings.Join(todo, ", "))
+	}
+	return len(todo) == 0, nil
+}
+
+// names lists the keys as given, for messages.
+func (c Conversion) names() string {
+	out := make([]string, len(c.Keys))
+	for i, k := range c.Keys {
+		out[i] = k.Table + "." + quoteIdent(k.Column)
+	}
+	return strings.Join(out, ", ")
 }
 
 // dependentsError names every dependent object and says how to go on.
@@ -133,34 +200,43 @@ func dependentsError(name string, deps []string) error {
 
 // Apply runs the up side ([DirectionUp]) or the down side
 // ([DirectionDown]) on db. It returns [ErrConvert] when there is nothing
-// to run (Up of a column that is converted already), and [ErrDependents]
+// to run (Up of columns that are converted already), and [ErrDependents]
 // for Up while objects stand in its way.
 func (c Conversion) Apply(ctx context.Context, db *sql.DB, dir Direction) error {
-	var body string
-	switch dir {
-	case DirectionUp:
-		if len(c.Dependents) > 0 {
-			return dependentsError(quoteIdent(c.Table)+"."+quoteIdent(c.Column), c.Dependents)
-		}
-		body = c.Up
-	case DirectionDown:
-		body = c.Down
-	default:
-		return fmt.Errorf("%w: unknown direction %q", ErrConvert, string(dir))
-	}
-	if body == "" {
-		return fmt.Errorf("%w: %s.%s is converted already", ErrConvert, c.Table, c.Column)
+	body, err := c.side(dir)
+	if err != nil {
+		return err
 	}
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return fmt.Errorf("migrations: converting %s.%s: %w", c.Table, c.Column, err)
+		return fmt.Errorf("migrations: converting %s: %w", c.names(), err)
 	}
 	defer conn.Close()
 	if _, err := conn.ExecContext(ctx, body); err != nil {
 		_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
-		return fmt.Errorf("migrations: converting %s.%s (%s): %w", c.Table, c.Column, dir, err)
+		return fmt.Errorf("migrations: converting %s (%s): %w", c.names(), dir, err)
 	}
 	return nil
+}
+
+// side returns the SQL of one direction, or why it cannot run.
+func (c Conversion) side(dir Direction) (string, error) {
+	switch dir {
+	case DirectionUp:
+		if len(c.Dependents) > 0 {
+			return "", dependentsError(c.names(), c.Dependents)
+		}
+		if c.Up == "" {
+			return "", fmt.Errorf("%w: %s converted already: the down side is the way back", ErrConvert, c.names())
+		}
+		return c.Up, nil
+	case DirectionDown:
+		if c.Down == "" {
+			return "", fmt.Errorf("%w: no conversion: call ConvertKeys", ErrConvert)
+		}
+		return c.Down, nil
+	}
+	return "", fmt.Errorf("%w: unknown direction %q", ErrConvert, string(dir))
 }
 
 // truncate cuts s to at most n bytes on a character boundary.
@@ -172,4 +248,54 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// Files returns the conversion as migration files for tool, named after
+// base, a version and a name ("000002_ulid_flake_keys"): for
+// "golang-migrate", base.up.sql and base.down.sql, each one transaction of
+// its own (run them with the postgres or pgx driver, without
+// x-multi-statement, which would split the DO blocks); for "goose", one
+// base.sql with its Up and Down sections, run in goose's transaction, the
+// DO blocks between StatementBegin and StatementEnd. The files replay on
+// any database with the same schema (see [ConvertKeys]). It returns
+// [ErrConvert] for another tool, a bad base, columns converted already (no
+// up side: the file would record nothing), and, for goose, a name with a
+// line break (goose reads the file line by line), and [ErrDependents]
+// while objects stand in the way of Up.
+func (c Conversion) Files(tool, base string) (map[string]string, error) {
+	if _, err := c.side(DirectionUp); err != nil {
+		return nil, err
+	}
+	if !fileBase.MatchString(base) {
+		return nil, fmt.Errorf("%w: file name %q: want a version and a name, like 000002_ulid_flake_keys", ErrConvert, base)
+	}
+	switch tool {
+	case "golang-migrate":
+		return map[string]string{base + ".up.sql": c.Up, base + ".down.sql": c.Down}, nil
+	case "goose":
+		for _, k := range c.Keys {
+			if strings.ContainsAny(k.Table+k.Column, "\r\n") {
+				return nil, fmt.Errorf("%w: %s: goose reads files line by line, and this name holds a line break: rename it, or use golang-migrate's files",
+					ErrConvert, quoteIdent(k.Table+"."+k.Column))
+			}
+		}
+		return map[string]string{base + ".sql": "-- +goose Up\n" + gooseStatements(c.up) + "\n-- +goose Down\n" + gooseStatements(c.down)}, nil
+	}
+	return nil, fmt.Errorf("%w: unknown tool %q: want golang-migrate or goose", ErrConvert, tool)
+}
+
+// fileBase is a migration's version and name, as both tools read them.
+var fileBase = regexp.MustCompile(`^[0-9]+_[A-Za-z0-9_]+$`)
+
+// gooseStatements writes stmts for goose, which ends a statement at a line
+// ending in a semicolon, except between StatementBegin and StatementEnd.
+func gooseStatements(stmts []string) string {
+	var b strings.Builder
+	for _, s := range stmts {
+		if strings.Contains(strings.TrimSuffix(s, "\n"), "\n") {
+			s = "-- +goose StatementBegin\n" + s + "-- +goose StatementEnd\n"
+		}
+		b.WriteString(s)
+	}
+	return b.String()
 }

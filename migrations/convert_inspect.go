@@ -3,7 +3,6 @@ package migrations
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -17,15 +16,13 @@ type target struct {
 	oid       uint32    // the table's OID
 	column    string
 	attnum    int
-	typ, base string // the column's type, and the type under a domain
-	identity  bool
+	typ, base string     // the column's type, and the type under a domain
+	identity  string     // "ALWAYS" or "BY DEFAULT" for an identity column, else ""
 	def       string     // the column default, as PostgreSQL prints it
 	converted bool       // not identity, and the default calls a ulid_flake generator
 	seq       *qualified // the serial's or identity's sequence, if any
 	seqOID    uint32
-	owner     string
-	inserters []string // the roles that may insert; "" is PUBLIC
-	fnSchema  string   // where ulid_flake_min is installed
+	fnSchema  string // where ulid_flake_min is installed
 	refs      []reference
 	// Objects that keep the conversion from running: users of the sequence
 	// it drops, and objects on a column it widens that PostgreSQL cannot
@@ -54,29 +51,42 @@ type reference struct {
 // type another role planted in a schema can stand in for a built-in one.
 const pinnedPath = "pg_catalog, pg_temp"
 
-// inspect reads table.column from the catalog: the table name is resolved
-// with the caller's search_path, everything else under [pinnedPath].
-func inspect(ctx context.Context, db *sql.DB, table, column string) (target, error) {
-	t := target{column: column}
+// inspect reads every key from the catalog in one read-only snapshot: the
+// table names are resolved with the caller's search_path, everything else
+// under [pinnedPath].
+func inspect(ctx context.Context, db *sql.DB, keys []Key) ([]target, error) {
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 	if err != nil {
-		return t, fmt.Errorf("migrations: convert: %w", err)
+		return nil, fmt.Errorf("migrations: convert: %w", err)
 	}
 	defer tx.Rollback()
-	if err := t.resolve(ctx, tx, table); err != nil {
-		return t, err
+	ts := make([]target, len(keys))
+	seen := map[[2]any]bool{}
+	for i, k := range keys {
+		ts[i].column = k.Column
+		if err := ts[i].resolve(ctx, tx, k.Table); err != nil {
+			return nil, err
+		}
+		id := [2]any{ts[i].oid, k.Column}
+		if seen[id] {
+			return nil, fmt.Errorf("%w: %s.%s is named twice", ErrConvert, k.Table, quoteIdent(k.Column))
+		}
+		seen[id] = true
 	}
 	if _, err := tx.ExecContext(ctx, `SELECT pg_catalog.set_config('search_path', $1, true)`, pinnedPath); err != nil {
-		return t, fmt.Errorf("migrations: convert: setting search_path: %w", err)
+		return nil, fmt.Errorf("migrations: convert: setting search_path: %w", err)
 	}
-	for _, read := range []func(context.Context, *sql.Tx) error{
-		t.readTable, t.readColumn, t.readSequence, t.readReferences, t.readDependents, t.chooseBackSequence,
-	} {
-		if err := read(ctx, tx); err != nil {
-			return t, err
+	for i := range ts {
+		t := &ts[i]
+		for _, read := range []func(context.Context, *sql.Tx) error{
+			t.readTable, t.readColumn, t.readSequence, t.readReferences, t.readDependents, t.chooseBackSequence,
+		} {
+			if err := read(ctx, tx); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return t, nil
+	return ts, nil
 }
 
 // resolve finds the table's OID and the schema of the functions, with the
@@ -126,19 +136,13 @@ func (t *target) resolve(ctx context.Context, tx *sql.Tx, table string) error {
 	return nil
 }
 
-// readTable reads the table's name, owner and the roles that may insert.
+// readTable reads the table's schema and name.
 func (t *target) readTable(ctx context.Context, tx *sql.Tx) error {
-	var inserters string
-	err := tx.QueryRowContext(ctx, `SELECT n.nspname, c.relname, pg_get_userbyid(c.relowner),
-			coalesce((SELECT json_agg(DISTINCT CASE WHEN x.grantee = 0 THEN '' ELSE pg_get_userbyid(x.grantee) END)
-				FROM aclexplode(c.relacl) x WHERE x.privilege_type = 'INSERT' AND x.grantee <> c.relowner), '[]')::text
+	err := tx.QueryRowContext(ctx, `SELECT n.nspname, c.relname
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1`, t.oid).
-		Scan(&t.table.schema, &t.table.name, &t.owner, &inserters)
+		Scan(&t.table.schema, &t.table.name)
 	if err != nil {
 		return fmt.Errorf("migrations: convert: reading table %d: %w", t.oid, err)
-	}
-	if err := json.Unmarshal([]byte(inserters), &t.inserters); err != nil {
-		return fmt.Errorf("migrations: convert: reading the grants on %s: %w", t.table.sql(), err)
 	}
 	return nil
 }
@@ -147,7 +151,7 @@ func (t *target) readTable(ctx context.Context, tx *sql.Tx) error {
 func (t *target) readColumn(ctx context.Context, tx *sql.Tx) error {
 	err := tx.QueryRowContext(ctx, `
 		SELECT a.attnum, format_type(a.atttypid, a.atttypmod), format_type(coalesce(nullif(t.typbasetype, 0), a.atttypid), NULL),
-			a.attidentity <> '', coalesce(pg_get_expr(d.adbin, d.adrelid), ''), `+defaultCallsFlake("d.oid")+`
+			CASE a.attidentity WHEN 'a' THEN 'ALWAYS' WHEN 'd' THEN 'BY DEFAULT' ELSE '' END, coalesce(pg_get_expr(d.adbin, d.adrelid), ''), `+defaultCallsFlake("d.oid")+`
 		FROM pg_attribute a
 		JOIN pg_type t ON t.oid = a.atttypid
 		LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
@@ -159,7 +163,7 @@ func (t *target) readColumn(ctx context.Context, tx *sql.Tx) error {
 	if err != nil {
 		return fmt.Errorf("migrations: convert: reading %s: %w", t.name(), err)
 	}
-	t.converted = t.converted && !t.identity
+	t.converted = t.converted && t.identity == ""
 	return nil
 }
 
@@ -346,4 +350,59 @@ func defaultCallsFlake(attrdef string) string {
 	return `EXISTS (SELECT 1 FROM pg_depend dep JOIN pg_proc p ON p.oid = dep.refobjid
 		WHERE dep.classid = 'pg_attrdef'::regclass AND dep.objid = ` + attrdef + `
 			AND dep.refclassid = 'pg_proc'::regclass AND p.proname IN ('ulid_flake', 'ulid_flake_scalable'))`
+}
+
+// SchemaKeys lists the key columns of every table in schema (its exact
+// name, without quotes) that [ConvertKeys] takes: serial, bigserial,
+// smallserial and identity columns, and columns converted already, of
+// ordinary and partitioned tables (not of partitions, which follow their
+// parent). Each Key's Table is schema-qualified and quoted. It returns
+// [ErrConvert] when the schema does not exist or holds no such column.
+func SchemaKeys(ctx context.Context, db *sql.DB, schema string) ([]Key, error) {
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("migrations: convert: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `SELECT pg_catalog.set_config('search_path', $1, true)`, pinnedPath); err != nil {
+		return nil, fmt.Errorf("migrations: convert: setting search_path: %w", err)
+	}
+	var exists bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname = $1)`, schema).Scan(&exists); err != nil {
+		return nil, fmt.Errorf("migrations: convert: reading schema %s: %w", quoteIdent(schema), err)
+	}
+	if !exists {
+		return nil, fmt.Errorf("%w: no schema %s (give its exact name, without quotes)", ErrConvert, quoteIdent(schema))
+	}
+	rows, err := tx.QueryContext(ctx, `
+		SELECT c.relname, a.attname FROM pg_class c
+		JOIN pg_namespace n ON n.oid = c.relnamespace
+		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+		LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+		WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+			AND (a.attidentity <> ''
+				OR EXISTS (SELECT FROM pg_depend s JOIN pg_class q ON q.oid = s.objid
+					WHERE s.classid = 'pg_class'::regclass AND s.refclassid = 'pg_class'::regclass AND s.refobjid = c.oid
+						AND s.refobjsubid = a.attnum AND s.deptype = 'a' AND q.relkind = 'S')
+				OR coalesce(`+defaultCallsFlake("d.oid")+`, false))
+		ORDER BY 1, 2`, schema)
+	if err != nil {
+		return nil, fmt.Errorf("migrations: convert: reading the keys of schema %s: %w", quoteIdent(schema), err)
+	}
+	defer rows.Close()
+	var keys []Key
+	for rows.Next() {
+		var table, column string
+		if err := rows.Scan(&table, &column); err != nil {
+			return nil, fmt.Errorf("migrations: convert: reading the keys of schema %s: %w", quoteIdent(schema), err)
+		}
+		keys = append(keys, Key{qualified{schema, table}.sql(), column})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("migrations: convert: reading the keys of schema %s: %w", quoteIdent(schema), err)
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("%w: schema %s has no serial, identity or converted column", ErrConvert, quoteIdent(schema))
+	}
+	return keys, nil
 }

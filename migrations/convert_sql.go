@@ -18,7 +18,7 @@ func (t *target) check() error {
 		return fmt.Errorf("%w: %s is the domain %s over %s: widening it would drop the domain; change the domain first",
 			ErrConvert, t.name(), t.typ, t.base)
 	}
-	if !t.identity && !t.converted && (!strings.HasPrefix(t.def, "nextval(") || t.seq == nil) {
+	if t.identity == "" && !t.converted && (!strings.HasPrefix(t.def, "nextval(") || t.seq == nil) {
 		return fmt.Errorf("%w: %s is neither serial nor identity, nor converted (default %q)", ErrConvert, t.name(), t.def)
 	}
 	for _, r := range t.refs {
@@ -30,83 +30,141 @@ func (t *target) check() error {
 	return nil
 }
 
-// begin writes the start of either side: the transaction, the settings it
-// relies on, and the lock.
-func begin(b *strings.Builder, comment string, t target, o convertOptions) {
-	fmt.Fprintf(b, "-- %s\nBEGIN;\n", comment)
-	fmt.Fprintf(b, "SET LOCAL search_path = %s;\n", pinnedPath)
-	fmt.Fprintf(b, "SET LOCAL lock_timeout = '%dms';\n", o.lockTimeout.Milliseconds())
-	fmt.Fprintf(b, "LOCK TABLE %s IN ACCESS EXCLUSIVE MODE;\n", t.table.sql())
+// savedPath is the setting that keeps the caller's search_path while a
+// side runs under [pinnedPath], so that the statements after it in the
+// same transaction (a migration tool's own, under goose) see theirs.
+const savedPath = "ulidflake_convert.search_path"
+
+// pin returns the first statements of either side: the settings it relies
+// on, and the locks, on every table of ts in one statement.
+func pin(ts []target, o convertOptions) []string {
+	tables := make([]string, len(ts))
+	for i, t := range ts {
+		tables[i] = t.table.sql()
+	}
+	return []string{
+		fmt.Sprintf("SELECT pg_catalog.set_config('%s', pg_catalog.current_setting('search_path'), true);\n", savedPath),
+		fmt.Sprintf("SET LOCAL search_path = %s;\n", pinnedPath),
+		fmt.Sprintf("SET LOCAL lock_timeout = '%dms';\n", o.lockTimeout.Milliseconds()),
+		fmt.Sprintf("LOCK TABLE %s IN ACCESS EXCLUSIVE MODE;\n", strings.Join(tables, ", ")),
+	}
 }
 
-// upSQL returns the up side (see [ConvertSerial]).
-func upSQL(t target, o convertOptions) string {
-	var b strings.Builder
-	begin(&b, "Convert a serial or identity key to a Ulid-Flake default, in one transaction.", t, o)
-	table, col := t.table.sql(), quoteIdent(t.column)
-	// The guard: the names inside are quoted identifiers; the message reads
-	// them from the catalog by number.
-	b.WriteString(doBlock(fmt.Sprintf(`BEGIN
+// unpin gives search_path back the value that [pin] kept.
+const unpin = "SELECT pg_catalog.set_config('search_path', pg_catalog.current_setting('" + savedPath + "'), true);\n"
+
+// transaction returns stmts as one transaction, under a comment.
+func transaction(comment string, stmts []string) string {
+	return "-- " + comment + "\nBEGIN;\n" + strings.Join(stmts, "") + "COMMIT;\n"
+}
+
+// regclass returns SQL for the OID of the table q, found by its quoted,
+// schema-qualified name when the statement runs.
+func regclass(q qualified) string { return quoteString(q.sql()) + "::regclass" }
+
+// upStatements returns the up side (see [ConvertKeys]).
+func upStatements(ts []target, o convertOptions) []string {
+	out := pin(ts, o)
+	for _, t := range ts {
+		// The guard: the message names the table by its regclass and the
+		// column by %I of a literal.
+		out = append(out, doBlock(fmt.Sprintf(`BEGIN
 	IF (SELECT max(%s) FROM %s) >= %s.ulid_flake_min(now()) THEN
-		RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format('ulidflake: %%s.%%I already holds keys in the Ulid-Flake range; new keys would not sort after them', %d::oid::regclass, %s);
+		RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format('ulidflake: %%s.%%I already holds keys in the Ulid-Flake range; new keys would not sort after them', %s, %s);
 	END IF;
-END`, col, table, quoteIdent(t.fnSchema), t.oid, attnameSQL(t))))
-	if t.identity {
-		fmt.Fprintf(&b, "ALTER TABLE %s ALTER COLUMN %s DROP IDENTITY;\n", table, col)
-	} else {
-		fmt.Fprintf(&b, "ALTER TABLE %s ALTER COLUMN %s DROP DEFAULT;\n", table, col)
+END`, quoteIdent(t.column), t.table.sql(), quoteIdent(t.fnSchema), regclass(t.table), quoteString(t.column))))
 	}
-	for _, r := range t.refs {
-		if r.base != "bigint" {
-			fmt.Fprintf(&b, "ALTER TABLE %s ALTER COLUMN %s TYPE bigint;\n", r.table.sql(), quoteIdent(r.column))
+	for _, t := range ts {
+		what := "DEFAULT"
+		if t.identity != "" {
+			what = "IDENTITY"
+		}
+		out = append(out, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP %s;\n", t.table.sql(), quoteIdent(t.column), what))
+	}
+	widened := map[string]bool{}
+	widen := func(table qualified, column, base string) {
+		stmt := fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE bigint;\n", table.sql(), quoteIdent(column))
+		if base != "bigint" && !widened[stmt] {
+			widened[stmt] = true
+			out = append(out, stmt)
 		}
 	}
-	if t.base != "bigint" {
-		fmt.Fprintf(&b, "ALTER TABLE %s ALTER COLUMN %s TYPE bigint;\n", table, col)
+	for _, t := range ts {
+		for _, r := range t.refs {
+			widen(r.table, r.column, r.base)
+		}
+		widen(t.table, t.column, t.base)
 	}
-	fmt.Fprintf(&b, "ALTER TABLE %s ALTER COLUMN %s SET DEFAULT %s;\n", table, col, o.generator)
-	if !t.identity {
-		fmt.Fprintf(&b, "DROP SEQUENCE %s;\n", t.seq.sql())
+	for _, t := range ts {
+		out = append(out, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s SET DEFAULT %s;\n", t.table.sql(), quoteIdent(t.column), o.generator))
+		if t.identity == "" {
+			out = append(out, fmt.Sprintf("DROP SEQUENCE %s;\n", t.seq.sql()))
+		}
 	}
-	b.WriteString("COMMIT;\n")
-	return b.String()
+	return append(out, unpin)
 }
 
-// downSQL returns the down side: a new sequence named as PostgreSQL names
-// a serial's, in the table's schema, owned and granted as a serial's is.
-func downSQL(t target, o convertOptions) string {
-	var b strings.Builder
-	begin(&b, "Back from a Ulid-Flake default to a sequence, in one transaction; the column stays bigint.", t, o)
+// downStatements returns the down side: for each key a new sequence named
+// as PostgreSQL names a serial's, in the table's schema, owned and granted
+// as a serial's is, by what the catalog says when it runs.
+func downStatements(ts []target, o convertOptions) []string {
+	out := pin(ts, o)
+	for _, t := range ts {
+		out = append(out, downGuard(t))
+	}
+	for _, t := range ts {
+		out = append(out, backStatements(t)...)
+	}
+	return append(out, unpin)
+}
+
+// backStatements put t's column back on a sequence that starts after the
+// old keys: an identity as it was, or a serial's sequence.
+func backStatements(t target) []string {
 	table, col, seq := t.table.sql(), quoteIdent(t.column), t.backSeq.sql()
-	// The guard: the column's default must call a Ulid-Flake generator when
-	// the script runs, or the way back would swap a serial's sequence.
-	b.WriteString(doBlock(fmt.Sprintf(`BEGIN
-	IF NOT coalesce((SELECT %s FROM pg_attrdef d WHERE d.adrelid = %d AND d.adnum = %d), false) THEN
-		RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format('ulidflake: %%s.%%I is not converted: its default calls no ulid_flake function', %d::oid::regclass, %s);
-	END IF;
-END`, defaultCallsFlake("d.oid"), t.oid, t.attnum, t.oid, attnameSQL(t))))
-	fmt.Fprintf(&b, "ALTER TABLE %s ALTER COLUMN %s DROP DEFAULT;\n", table, col)
-	fmt.Fprintf(&b, "CREATE SEQUENCE %s AS bigint;\n", seq)
-	fmt.Fprintf(&b, "ALTER SEQUENCE %s OWNER TO %s;\n", seq, quoteIdent(t.owner))
-	fmt.Fprintf(&b, "ALTER SEQUENCE %s OWNED BY %s.%s;\n", seq, table, col)
-	for _, r := range t.inserters { // who may insert needs the sequence, as with a serial
-		grantee := "PUBLIC"
-		if r != "" {
-			grantee = quoteIdent(r)
-		}
-		fmt.Fprintf(&b, "GRANT USAGE ON SEQUENCE %s TO %s;\n", seq, grantee)
+	restart := fmt.Sprintf("coalesce((SELECT max(%s) FROM %s WHERE %s < %d), 0) + 1, false", col, table, col, int64(serialLimit))
+	drop := fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP DEFAULT;\n", table, col)
+	if t.identity != "" {
+		return []string{drop,
+			fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s ADD GENERATED %s AS IDENTITY;\n", table, col, t.identity),
+			fmt.Sprintf("SELECT setval(pg_get_serial_sequence(%s, %s)::regclass, %s);\n", quoteString(table), quoteString(t.column), restart)}
 	}
-	fmt.Fprintf(&b, "SELECT setval(%s::regclass, coalesce((SELECT max(%s) FROM %s WHERE %s < %d), 0) + 1, false);\n",
-		quoteString(seq), col, table, col, int64(serialLimit))
-	fmt.Fprintf(&b, "ALTER TABLE %s ALTER COLUMN %s SET DEFAULT nextval(%s::regclass);\n", table, col, quoteString(seq))
-	b.WriteString("COMMIT;\n")
-	return b.String()
+	return []string{drop,
+		fmt.Sprintf("CREATE SEQUENCE %s AS bigint;\n", seq),
+		grantLikeSerial(t),
+		fmt.Sprintf("ALTER SEQUENCE %s OWNED BY %s.%s;\n", seq, table, col),
+		fmt.Sprintf("SELECT setval(%s::regclass, %s);\n", quoteString(seq), restart),
+		fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s SET DEFAULT nextval(%s::regclass);\n", table, col, quoteString(seq))}
 }
 
-// attnameSQL reads the column's name from the catalog by its number, for a
-// message: no name is written into a literal.
-func attnameSQL(t target) string {
-	return fmt.Sprintf("(SELECT attname FROM pg_attribute WHERE attrelid = %d AND attnum = %d)", t.oid, t.attnum)
+// downGuard refuses the way back unless the column's default calls a
+// Ulid-Flake generator when the script runs, or it would swap a serial's
+// sequence.
+func downGuard(t target) string {
+	return doBlock(fmt.Sprintf(`BEGIN
+	IF NOT coalesce((SELECT %s FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+			WHERE d.adrelid = %s AND a.attname = %s), false) THEN
+		RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format('ulidflake: %%s.%%I is not converted: its default calls no ulid_flake function', %s, %s);
+	END IF;
+END`, defaultCallsFlake("d.oid"), regclass(t.table), quoteString(t.column), regclass(t.table), quoteString(t.column)))
+}
+
+// grantLikeSerial gives the new sequence to the table's owner and USAGE
+// on it to every role that may insert into the table, as with a serial:
+// both read from the catalog when it runs.
+func grantLikeSerial(t target) string {
+	return doBlock(fmt.Sprintf(`DECLARE
+	r record;
+BEGIN
+	EXECUTE format('ALTER SEQUENCE %%s OWNER TO %%I', %[1]s::regclass,
+		(SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = %[2]s));
+	FOR r IN SELECT DISTINCT x.grantee FROM pg_class c, aclexplode(c.relacl) x
+		WHERE c.oid = %[2]s AND x.privilege_type = 'INSERT' AND x.grantee <> c.relowner ORDER BY 1
+	LOOP
+		EXECUTE format('GRANT USAGE ON SEQUENCE %%s TO %%s', %[1]s::regclass,
+			CASE WHEN r.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(r.grantee)) END);
+	END LOOP;
+END`, quoteString(t.backSeq.sql()), regclass(t.table)))
 }
 
 // doBlock returns a DO statement that runs body.

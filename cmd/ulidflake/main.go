@@ -7,7 +7,8 @@
 //	ulidflake bounds [-epoch RFC3339] FROM [TO]
 //	ulidflake migrations [up|down]                (prints the SQL of package migrations)
 //	ulidflake migrations write -tool golang-migrate|goose -dir DIR
-//	ulidflake convert -table T [-column id] [-database-url URL] [-apply] [-down] [-lock-timeout 5s]
+//	ulidflake convert -table T... [-schema S] [-column id] [-database-url URL] [-apply] [-down] [-lock-timeout 5s]
+//	ulidflake convert ... [-tool golang-migrate|goose -dir DIR] [-name N] [-version V]
 //
 // inspect accepts the 13-character Base32 form, a prefixed ID
 // (cus_00EZJCRCB4650, whose prefix it prints) or the decimal integer; an
@@ -45,8 +46,11 @@ const usage = `usage:
   ulidflake migrations [up|down]                 (prints the SQL, for other tools: psql -v ON_ERROR_STOP=1)
   ulidflake migrations write -tool golang-migrate|goose -dir DIR
                                                  (the migration files, for those tools' command lines)
-  ulidflake convert -table T [-column id] [-database-url URL] [-apply] [-down] [-lock-timeout 5s]
-                                                 (serial/bigserial/identity to DEFAULT ulid_flake())
+  ulidflake convert -table T... [-schema S] [-column id] [-database-url URL] [-apply] [-down] [-lock-timeout 5s]
+                                                 (serial/bigserial/identity keys to DEFAULT ulid_flake(), all in one
+                                                 transaction; -table again for more)
+  ulidflake convert ... [-tool golang-migrate|goose -dir DIR] [-name N] [-version V]
+                                                 (writes both ways as migration files instead)
 `
 
 // errUsage marks errors in how the command was called: exit status 2.

@@ -312,7 +312,7 @@ func TestConvertDeployments(t *testing.T) {
 		require.ErrorIs(t, err, migrations.ErrConvert)
 		require.ErrorContains(t, err, "small_ref over integer")
 
-		_, err = migrations.ConvertSerial(ctx, sdb, "lonely", "id", migrations.LockTimeout(500*time.Microsecond))
+		_, err = migrations.ConvertSerial(ctx, sdb, "lonely", "id", migrations.WithLockTimeout(500*time.Microsecond))
 		require.ErrorIs(t, err, migrations.ErrConvert)
 		require.ErrorContains(t, err, "below 1ms")
 

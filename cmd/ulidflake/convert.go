@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ulidflake/ulidflake/migrations"
+)
+
+// convertFlags are the flags of convert.
+type convertFlags struct {
+	url, schema, column, tool, dir, name, version string
+	tables                                        listFlag
+	apply, down                                   bool
+	lock                                          time.Duration
+}
+
+// listFlag is a flag that may be given more than once.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, " ") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// parseConvert reads convert's command line.
+func parseConvert(args []string) (convertFlags, error) {
+	var f convertFlags
+	fs := newFlagSet("convert")
+	fs.StringVar(&f.url, "database-url", "", "PostgreSQL URL (default $DATABASE_URL)")
+	fs.Var(&f.tables, "table", "a table (schema-qualified if needed); give -table again for more, all in one transaction")
+	fs.StringVar(&f.schema, "schema", "", "every table of this schema (its exact name) with a serial, identity or converted key")
+	fs.StringVar(&f.column, "column", "id", "the key column of each -table")
+	fs.BoolVar(&f.apply, "apply", false, "run the conversion instead of printing it")
+	fs.BoolVar(&f.down, "down", false, "print (or run) the way back to sequences")
+	fs.DurationVar(&f.lock, "lock-timeout", 5*time.Second, "how long to wait for locks")
+	fs.StringVar(&f.tool, "tool", "", "write migration files for golang-migrate or goose (with -dir) instead of printing")
+	fs.StringVar(&f.dir, "dir", "", "the directory of the application's migrations, for -tool")
+	fs.StringVar(&f.name, "name", "ulid_flake_keys", "the name of the migration files, for -tool")
+	fs.StringVar(&f.version, "version", "", "the version of the migration files, for -tool (default: the next after the highest in -dir)")
+	if err := parseFlags(fs, args); err != nil {
+		return f, err
+	}
+	if f.url == "" {
+		f.url = os.Getenv("DATABASE_URL")
+	}
+	if f.url == "" || (len(f.tables) == 0 && f.schema == "") || fs.NArg() > 0 {
+		return f, fmt.Errorf("%w: convert needs -table (or -schema) and -database-url (or DATABASE_URL)", errUsage)
+	}
+	if (f.tool == "") != (f.dir == "") || (f.tool != "" && (f.apply || f.down)) {
+		return f, fmt.Errorf("%w: convert -tool and -dir go together, without -apply or -down (the files hold both sides)", errUsage)
+	}
+	return f, nil
+}
+
+// cmdConvert prints, runs (-apply) or writes as migration files (-tool)
+// the SQL that moves serial, bigserial or identity columns to DEFAULT
+// ulid_flake(), and back.
+func cmdConvert(args []string, stdout io.Writer) error {
+	f, err := parseConvert(args)
+	if err != nil {
+		return err
+	}
+	db, err := sql.Open("pgx", f.url)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ctx := context.Background()
+	conv, err := convertKeys(ctx, db, f)
+	if errors.Is(err, migrations.ErrNoFunctions) {
+		return fmt.Errorf("%w; install them first, for example: ulidflake migrations up | psql \"$DATABASE_URL\" -v ON_ERROR_STOP=1", migrations.ErrNoFunctions)
+	}
+	if errors.Is(err, migrations.ErrDependents) && !f.apply && !f.down && f.tool == "" {
+		// The SQL is printed all the same: it runs between the statements
+		// that drop the dependent objects and create them again.
+		_, _ = io.WriteString(stdout, conv.Up)
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case f.tool != "":
+		return writeConversion(conv, f, stdout)
+	case f.apply:
+		return applyConversion(ctx, db, conv, f.down, stdout)
+	case f.down:
+		_, err = io.WriteString(stdout, conv.Down)
+	case conv.Up == "":
+		_, err = fmt.Fprintf(stdout, "-- the columns are converted already; -down prints the way back\n")
+	default:
+		_, err = io.WriteString(stdout, conv.Up)
+	}
+	return err
+}
+
+// convertKeys reads the keys that -table and -schema name.
+func convertKeys(ctx context.Context, db *sql.DB, f convertFlags) (migrations.Conversion, error) {
+	var keys []migrations.Key
+	for _, t := range f.tables {
+		keys = append(keys, migrations.Key{Table: t, Column: f.column})
+	}
+	if f.schema != "" {
+		more, err := migrations.SchemaKeys(ctx, db, f.schema)
+		if err != nil {
+			return migrations.Conversion{}, err
+		}
+		keys = append(keys, more...)
+	}
+	return migrations.ConvertKeys(ctx, db, keys, migrations.WithLockTimeout(f.lock))
+}
+
+// applyConversion runs one side and says what it did.
+func applyConversion(ctx context.Context, db *sql.DB, conv migrations.Conversion, down bool, stdout io.Writer) error {
+	dir, done := migrations.DirectionUp, "converted"
+	if down {
+		dir, done = migrations.DirectionDown, "converted back to sequences"
+	}
+	if err := conv.Apply(ctx, db, dir); err != nil {
+		return err
+	}
+	for _, k := range conv.Keys {
+		fmt.Fprintf(stdout, "%s %s.%q\n", done, k.Table, k.Column)
+	}
+	return nil
+}
+
+// writeConversion writes the migration files into f.dir, refusing to
+// overwrite any file.
+func writeConversion(conv migrations.Conversion, f convertFlags, stdout io.Writer) error {
+	version := f.version
+	if version == "" {
+		next, err := nextVersion(f.dir, f.tool)
+		if err != nil {
+			return err
+		}
+		version = next
+	}
+	files, err := conv.Files(f.tool, version+"_"+f.name)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+		if _, err := os.Stat(filepath.Join(f.dir, n)); err == nil {
+			return fmt.Errorf("%w: %s exists already: give another -version or -name", errUsage, filepath.Join(f.dir, n))
+		}
+	}
+	sort.Strings(names)
+	if err := os.MkdirAll(f.dir, 0o755); err != nil {
+		return err
+	}
+	for _, n := range names {
+		path := filepath.Join(f.dir, n)
+		if err := os.WriteFile(path, []byte(files[n]), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", path)
+	}
+	return nil
+}
+
+// versioned matches a migration file's leading version.
+var versioned = regexp.MustCompile(`^([0-9]+)_.*\.sql$`)
+
+// nextVersion returns the version after the highest of the migration
+// files in dir, with as many digits; in an empty or missing directory,
+// 1 as each tool's own command numbers it (000001 for golang-migrate,
+// 00001 for goose).
+func nextVersion(dir, tool string) (string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	width, high := 6, uint64(0)
+	if tool == "goose" {
+		width = 5
+	}
+	for _, e := range entries {
+		m := versioned.FindStringSubmatch(e.Name())
+		if m == nil {
+			continue
+		}
+		v, err := strconv.ParseUint(m[1], 10, 64)
+		if err != nil {
+			return "", fmt.Errorf("%w: %s: version out of range: give -version", errUsage, e.Name())
+		}
+		if v >= high {
+			high, width = v, len(m[1])
+		}
+	}
+	return fmt.Sprintf("%0*d", width, high+1), nil
+}
+
+var _ flag.Value = (*listFlag)(nil)

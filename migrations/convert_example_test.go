@@ -1,0 +1,91 @@
+package migrations_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ulidflake/ulidflake/migrations"
+)
+
+func ExampleConvertKeys() {
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		return // needs a server with the tables
+	}
+	db, _ := sql.Open("pgx", url)
+	defer db.Close()
+	ctx := context.Background()
+	// customers and invoices (whose customer_id references customers) in
+	// one transaction.
+	conv, err := migrations.ConvertKeys(ctx, db,
+		[]migrations.Key{{Table: "customers", Column: "id"}, {Table: "invoices", Column: "id"}},
+		migrations.WithLockTimeout(2*time.Second))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Print(conv.Up) // review it, then:
+	if err := conv.Apply(ctx, db, migrations.DirectionUp); err != nil {
+		panic(err)
+	}
+}
+
+func ExampleSchemaKeys() {
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		return // needs a server with the tables
+	}
+	db, _ := sql.Open("pgx", url)
+	defer db.Close()
+	ctx := context.Background()
+	keys, err := migrations.SchemaKeys(ctx, db, "billing") // every serial and identity key of the schema
+	if err != nil {
+		panic(err)
+	}
+	conv, err := migrations.ConvertKeys(ctx, db, keys)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Print(conv.Up)
+}
+
+func ExampleConversion_Files() {
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		return // needs a server with the tables
+	}
+	db, _ := sql.Open("pgx", url)
+	defer db.Close()
+	conv, err := migrations.ConvertKeys(context.Background(), db, []migrations.Key{{Table: "customers", Column: "id"}})
+	if err != nil {
+		panic(err)
+	}
+	// 000002_ulid_flake_keys.up.sql and .down.sql; "goose" gives one file.
+	files, err := conv.Files("golang-migrate", "000002_ulid_flake_keys")
+	if err != nil {
+		panic(err)
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join("db/migrations", name), []byte(text), 0o644); err != nil {
+			panic(err)
+		}
+	}
+}
+
+func ExampleWithGenerator() {
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		return // needs a server with the table, and the SID fixed
+	}
+	db, _ := sql.Open("pgx", url)
+	defer db.Close()
+	conv, err := migrations.ConvertSerial(context.Background(), db, "customers", "id",
+		migrations.WithGenerator("public.ulid_flake_scalable()"))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Print(conv.Up)
+}
