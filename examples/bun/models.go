@@ -70,13 +70,15 @@ func (p *Post) BeforeAppendModel(_ context.Context, q bun.Query) error {
 	return nil
 }
 
-type customer struct{}
+// CustomerPrefix names CustomerID's prefix.
+type CustomerPrefix struct{}
 
-func (customer) Prefix() string { return "cus" }
+// Prefix returns "cus".
+func (CustomerPrefix) Prefix() string { return "cus" }
 
 // CustomerID is a customer's key: cus_00EZJCRCB4650 in text and JSON, a
 // bigint in PostgreSQL.
-type CustomerID = ulidflake.Prefixed[customer]
+type CustomerID = ulidflake.Prefixed[CustomerPrefix]
 
 // Customer's prefixed ID is made by PostgreSQL, as Author's plain one.
 type Customer struct {

@@ -3,10 +3,12 @@ package idtype
 
 import "github.com/ulidflake/ulidflake"
 
-type customer struct{}
+// CustomerPrefix names CustomerID's prefix.
+type CustomerPrefix struct{}
 
-func (customer) Prefix() string { return "cus" }
+// Prefix returns "cus".
+func (CustomerPrefix) Prefix() string { return "cus" }
 
 // CustomerID is a customer's key: cus_00EZJCRCB4650 in text and JSON, a
 // bigint in PostgreSQL.
-type CustomerID = ulidflake.Prefixed[customer]
+type CustomerID = ulidflake.Prefixed[CustomerPrefix]
