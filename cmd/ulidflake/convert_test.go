@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -23,5 +25,42 @@ func TestConvertBadFlagsExitTwo(t *testing.T) {
 		if code, _, errOut := runCLI("", args...); code != 2 {
 			t.Errorf("%q: exit %d: %s", args, code, errOut)
 		}
+	}
+}
+
+// -tool and -dir go together, without -apply or -down: exit status 2.
+func TestConvertToolFlagsExitTwo(t *testing.T) {
+	for _, args := range [][]string{
+		{"convert", "-database-url", "postgres://x@127.0.0.1:1/x", "-table", "t", "-tool", "goose"},
+		{"convert", "-database-url", "postgres://x@127.0.0.1:1/x", "-table", "t", "-dir", "d"},
+		{"convert", "-database-url", "postgres://x@127.0.0.1:1/x", "-table", "t", "-tool", "goose", "-dir", "d", "-apply"},
+		{"convert", "-database-url", "postgres://x@127.0.0.1:1/x"},
+	} {
+		if code, _, errOut := runCLI("", args...); code != 2 {
+			t.Errorf("%q: exit %d: %s", args, code, errOut)
+		}
+	}
+}
+
+// The files are numbered after the highest version in the directory,
+// with as many digits; an empty or missing one starts at 1 as each
+// tool's own command does.
+func TestNextVersion(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ dir, tool, want string }{
+		{filepath.Join(dir, "missing"), "golang-migrate", "000001"},
+		{dir, "goose", "00001"},
+	} {
+		if got, err := nextVersion(tc.dir, tc.tool); err != nil || got != tc.want {
+			t.Errorf("%s %s: %q, %v; want %q", tc.dir, tc.tool, got, err, tc.want)
+		}
+	}
+	for _, name := range []string{"000009_a.up.sql", "000010_b.down.sql", "000010_b.up.sql", "README.md", "2_x.sql"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := nextVersion(dir, "golang-migrate"); err != nil || got != "000011" {
+		t.Errorf("got %q, %v; want 000011", got, err)
 	}
 }
