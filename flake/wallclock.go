@@ -29,7 +29,7 @@ const maxSkew = 20 * time.Microsecond
 // millisecond or more read the wall clock again, with cold caches; at
 // 100 ms, a burst after a short pause reads the monotonic clock once per
 // ID, as snowflake does. A re-read costs one time.Now and one monotonic
-// reading (see sync).
+// reading (see sync), in New's own code.
 type wallClock struct {
 	offset atomic.Int64 // wall − monotonic, in ns, at the last wall reading
 	synced atomic.Int64 // the monotonic reading (since monoStart) then
@@ -56,21 +56,11 @@ func (c *wallClock) stale(m int64) bool {
 func (c *wallClock) nowNs(read func() (wall, mono int64)) int64 {
 	m := mono()
 	if c.stale(m) {
-		return c.resync(m, read)
+		wall, at := read()
+		c.sync(wall, at, mono()-m)
+		return wall
 	}
 	return c.offset.Load() + m
-}
-
-// resync reads the wall clock again with read, after the monotonic
-// reading m found the offset stale, and returns the wall time in Unix
-// nanoseconds. It is not inlined, so that the code New's common case runs
-// on every call stays short.
-//
-//go:noinline
-func (c *wallClock) resync(m int64, read func() (wall, mono int64)) int64 {
-	wall, at := read()
-	c.sync(wall, at, mono()-m)
-	return wall
 }
 
 // sync keeps the offset of wall, a wall-clock reading taken with the
