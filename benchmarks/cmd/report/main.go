@@ -5,6 +5,7 @@
 //	cd benchmarks && go run ./cmd/report            # about 63 minutes on 2 quiet cores
 //	go run ./cmd/report -quick                     # about 14 minutes: checks the command, not figures
 //	go run ./cmd/report -from ../docs/benchmarks/results.json   # the report again, from saved results
+//	go run ./cmd/report -only burst                 # about 1 minute: bursts and the first call after a pause only, printed
 //
 // Every comparison is repeated (-reps, at least 3) and interleaved: each
 // repetition runs every benchmark once, so the k-th figure of two
@@ -50,6 +51,7 @@ var (
 	charts  = flag.String("charts", "../docs/benchmarks", "where the PNG charts go")
 	quick   = flag.Bool("quick", false, "short runs, to check the command itself (figures not for the report)")
 	from    = flag.String("from", "", "render the report from a results.json of an earlier run instead of running")
+	only    = flag.String("only", "", `run one section, -reps times, and print its figures and goals, writing nothing: "burst" (BenchmarkGenerateBurst)`)
 )
 
 // saved is what results.json keeps of a run, so that the report can be
@@ -137,6 +139,10 @@ func main() {
 	if _, err := os.Stat("go.mod"); err != nil {
 		log.Fatal("run it from the benchmarks directory: cd benchmarks && go run ./cmd/report")
 	}
+	if *only != "" {
+		section(*only)
+		return
+	}
 	var sv saved
 	if *from != "" {
 		b, err := os.ReadFile(*from)
@@ -184,7 +190,7 @@ func measure() saved {
 		log.Printf("repetition %d of %d (%s so far)", rep, n, time.Since(started).Round(time.Second))
 		run(r, versions, ".", "test", "-run", "^$", "-bench", "^Benchmark(Generate|GenerateParallel|Parse|String|Append|MarshalJSON|UnmarshalJSON|Prefixed(Parse|String|MarshalJSON|UnmarshalJSON))$",
 			"-benchmem", "-count", "1", "-benchtime", short("1s", "50ms"), ".")
-		run(r, versions, ".", "test", "-run", "^$", "-bench", "^BenchmarkGenerateBurst$", "-count", "1", "-benchtime", short("100x", "10x"), ".")
+		run(r, versions, ".", burstArgs(short("100x", "10x"))...)
 		run(r, versions, "..", "test", "-run", "^$", "-bench", ".", "-benchmem", "-count", "1", "-benchtime", short("1s", "50ms"), "./flake", "./pgxtype")
 		run(r, versions, ".", "test", "-run", "^$", "-bench", "^BenchmarkPgxScan1M$", "-benchmem", "-count", "1", "-benchtime", short("3x", "1x"), "-v", ".")
 		run(r, versions, "..", "test", "-run", "^$", "-bench", "BenchmarkGormCreate|BenchmarkSQLGenerate|BenchmarkSQLCopyDefault", "-count", "1",
@@ -213,6 +219,28 @@ func measure() saved {
 	rr, _ := strconv.Atoi(rotRows)
 	return saved{Results: r, Versions: versions, Started: started, Rows: rows, RotRows: rr, DefRows: defRows, Count: n, Quick: *quick,
 		Machine: fmt.Sprintf("%s, took %s", machine(), took)}
+}
+
+// burstArgs runs BenchmarkGenerateBurst once, for benchtime rounds.
+func burstArgs(benchtime string) []string {
+	return []string{"test", "-run", "^$", "-bench", "^BenchmarkGenerateBurst$", "-count", "1", "-benchtime", benchtime, "."}
+}
+
+// section runs one section of the report alone, -reps times, and prints
+// its figures and goals as the report would, writing nothing.
+func section(name string) {
+	if name != "burst" {
+		log.Fatalf("-only %q: the one section that runs alone is \"burst\"", name)
+	}
+	r, versions := results{}, map[string]string{}
+	n := max(*reps, 3)
+	for rep := 1; rep <= n; rep++ {
+		log.Printf("repetition %d of %d", rep, n)
+		run(r, versions, ".", burstArgs("100x")...)
+	}
+	p := &report{r: r}
+	fmt.Printf("%s, %d repetitions, interleaved\n\n", machine(), n)
+	fmt.Print(p.bursts())
 }
 
 // libVersions returns the versions of the peer libraries and drivers.
