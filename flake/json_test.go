@@ -3,6 +3,7 @@ package flake
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -89,5 +90,43 @@ func TestTrustedID(t *testing.T) {
 	var plain ID
 	if err := json.Unmarshal([]byte(`95834049799701782`), &plain); !errors.Is(err, ErrJSON) || !strings.Contains(err.Error(), "TrustedID") {
 		t.Errorf("ID: %v, want ErrJSON naming TrustedID", err)
+	}
+}
+
+// JSON errors show a number, true or an object as JSON writes it, never
+// quoted as if it were a string, and cut a long one as quote cuts.
+func TestJSONErrorsShowValuesAsJSON(t *testing.T) {
+	long := strings.Repeat("9", 100)
+	above := "the number 95834049799701782 is above 2^53: a JSON number that large has lost precision " +
+		"in JavaScript before it arrives (it may now name another ID); send the 13-character string " +
+		"(or, for JSON from a source that writes exact integers, such as PostgreSQL, decode into flake.TrustedID)"
+	for _, tc := range []struct {
+		in      string
+		id      string // the error of ID.UnmarshalJSON
+		trusted string // of TrustedID.UnmarshalJSON, when not id's
+	}{
+		{`95834049799701782`, "flake: invalid JSON ID: " + above, "<nil>"},
+		{`-1`, "flake: integer out of range: the number -1 is negative", ""},
+		{`9223372036854775808`, "flake: integer out of range: the number 9223372036854775808 is above 9223372036854775807", ""},
+		{long, "flake: integer out of range: the number " + long[:64] + "... (100 bytes) is above 9223372036854775807", ""},
+		{`1.5`, "flake: invalid JSON ID: the number 1.5 is not a non-negative integer",
+			"flake: invalid JSON ID: the number 1.5 is not an integer"},
+		{`1e17`, "flake: invalid JSON ID: the number 1e17 is not a non-negative integer",
+			"flake: invalid JSON ID: the number 1e17 is not an integer"},
+		{`true`, "flake: invalid JSON ID: true is neither a string nor a non-negative integer", ""},
+		{`{"id": 1}`, `flake: invalid JSON ID: {"id":1} is neither a string nor a non-negative integer`, ""},
+		{`1x`, `flake: invalid JSON ID: "1x" is not valid JSON`, ""},
+	} {
+		var id ID
+		if err := id.UnmarshalJSON([]byte(tc.in)); fmt.Sprint(err) != tc.id {
+			t.Errorf("ID %s:\n got %v\nwant %s", tc.in, err, tc.id)
+		}
+		if tc.trusted == "" {
+			tc.trusted = tc.id
+		}
+		var trusted TrustedID
+		if err := trusted.UnmarshalJSON([]byte(tc.in)); fmt.Sprint(err) != tc.trusted {
+			t.Errorf("TrustedID %s:\n got %v\nwant %s", tc.in, err, tc.trusted)
+		}
 	}
 }

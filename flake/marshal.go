@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // AppendBinary appends the 8-byte big-endian form to b. It returns
@@ -93,17 +94,15 @@ func (id *ID) UnmarshalJSON(b []byte) error {
 	case string(b) == "null":
 		return nil
 	case len(b) > 0 && (b[0] >= '0' && b[0] <= '9' || b[0] == '-'):
-		v, err = parseInt(b)
-		if err != nil && !errors.Is(err, ErrIntRange) {
-			err = fmt.Errorf("%w: %s is not a non-negative integer", ErrJSON, quote(string(b)))
-		} else if err == nil && v > MaxJSONNumber {
+		v, err = parseJSONInt(b, "a non-negative integer")
+		if err == nil && v > MaxJSONNumber {
 			err = fmt.Errorf("%w: the number %s is above 2^53: a JSON number that large has lost precision "+
 				"in JavaScript before it arrives (it may now name another ID); send the 13-character string "+
 				"(or, for JSON from a source that writes exact integers, such as PostgreSQL, decode into flake.TrustedID)",
-				ErrJSON, quote(string(b)))
+				ErrJSON, jsonValue(b))
 		}
 	default:
-		err = fmt.Errorf("%w: %s is neither a string nor a non-negative integer", ErrJSON, quote(string(b)))
+		err = fmt.Errorf("%w: %s is neither a string nor a non-negative integer", ErrJSON, jsonValue(b))
 	}
 	if err != nil {
 		return err
@@ -160,13 +159,47 @@ func (t *TrustedID) UnmarshalJSON(b []byte) error {
 	if len(b) == 0 || (b[0] < '0' || b[0] > '9') && b[0] != '-' {
 		return t.ID.UnmarshalJSON(b)
 	}
-	v, err := parseInt(b)
+	v, err := parseJSONInt(b, "an integer")
 	if err != nil {
-		if errors.Is(err, ErrIntRange) {
-			return err
-		}
-		return fmt.Errorf("%w: %s is not an integer", ErrJSON, quote(string(b)))
+		return err
 	}
 	t.ID = v
 	return nil
+}
+
+// parseJSONInt decodes b, a bare JSON number, as an integer. It returns
+// [ErrIntRange] when b is negative or above 2^63-1 and [ErrJSON], saying
+// that b is not want, for a fraction, an exponent or invalid JSON.
+func parseJSONInt(b []byte, want string) (ID, error) {
+	v, err := parseInt(b)
+	switch {
+	case err == nil:
+		return v, nil
+	case !json.Valid(b):
+		return 0, fmt.Errorf("%w: %s is not valid JSON", ErrJSON, quote(string(b)))
+	case !errors.Is(err, ErrIntRange):
+		return 0, fmt.Errorf("%w: the number %s is not %s", ErrJSON, jsonValue(b), want)
+	case b[0] == '-':
+		return 0, fmt.Errorf("%w: the number %s is negative", ErrIntRange, jsonValue(b))
+	}
+	return 0, fmt.Errorf("%w: the number %s is above 9223372036854775807", ErrIntRange, jsonValue(b))
+}
+
+// jsonValue returns a JSON value for an error message as JSON writes it,
+// so that a number or true is never quoted as if it were a string, cut at
+// maxQuoted bytes as [quote] cuts. What is not valid JSON it quotes.
+func jsonValue(b []byte) string {
+	var c bytes.Buffer
+	if json.Compact(&c, b) != nil {
+		return quote(string(b))
+	}
+	s := c.String()
+	if len(s) <= maxQuoted {
+		return s
+	}
+	n := maxQuoted
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", s[:n], len(s))
 }

@@ -210,7 +210,7 @@ func (p *Prefixed[P]) UnmarshalJSON(b []byte) error {
 	}
 	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
 		var pp P
-		return fmt.Errorf("%w: %s is not a JSON string holding %q and 13 characters", ErrJSON, quote(string(b)), pp.Prefix()+"_")
+		return fmt.Errorf("%w: %s is not a JSON string holding %q and 13 characters", ErrJSON, jsonValue(b), pp.Prefix()+"_")
 	}
 	if bytes.IndexByte(b, '\\') < 0 {
 		return p.UnmarshalText(b[1 : len(b)-1])

@@ -159,6 +159,22 @@ func TestPrefixedErrors(t *testing.T) {
 	}
 }
 
+// A prefixed ID's JSON errors show a number or true as JSON writes it,
+// never quoted as if it were a string.
+func TestPrefixedJSONErrorsShowValuesAsJSON(t *testing.T) {
+	for in, want := range map[string]string{
+		`16873543940839584`:           `flake: invalid JSON ID: 16873543940839584 is not a JSON string holding "cus_" and 13 characters`,
+		`true`:                        `flake: invalid JSON ID: true is not a JSON string holding "cus_" and 13 characters`,
+		`{"id": "cus_00EZJCRCB4650"}`: `flake: invalid JSON ID: {"id":"cus_00EZJCRCB4650"} is not a JSON string holding "cus_" and 13 characters`,
+		`"cus_00EZJCRCB4650`:          `flake: invalid JSON ID: "\"cus_00EZJCRCB4650" is not a JSON string holding "cus_" and 13 characters`,
+	} {
+		var p customerID
+		if err := p.UnmarshalJSON([]byte(in)); fmt.Sprint(err) != want {
+			t.Errorf("%s:\n got %v\nwant %s", in, err, want)
+		}
+	}
+}
+
 func TestPrefixedRefusesAnInvalidPrefix(t *testing.T) {
 	id := Prefixed[badPrefix]{MustParse("00EZJCRCB4650")}
 	for format, want := range map[string]string{"%s": `%!(BADPREFIX "Cus")00EZJCRCB4650`, "%v": `%!(BADPREFIX "Cus")00EZJCRCB4650`} {
