@@ -57,6 +57,8 @@ type Generator struct {
 	src      rand.Source      // nil: the runtime's
 	srcMu    sync.Mutex       // serialises calls to src
 	maxLead  int64            // ms the logical clock may run ahead of the clock
+	obs      Observer         // nil: none, see WithObserver
+	lead     atomic.Int64     // ms the last reading behind the last ID was behind it (for obs)
 }
 
 // Capacity floors with the default entropy size of 1 byte: a generator
@@ -83,6 +85,7 @@ type config struct {
 	clock    func() time.Time
 	src      rand.Source
 	maxLead  time.Duration
+	obs      Observer
 }
 
 // WithSID selects the scalable layout with scalability id sid (0..31): 15
@@ -163,7 +166,7 @@ func NewGenerator(opts ...Option) (*Generator, error) {
 			return nil, err
 		}
 	}
-	g := &Generator{clock: c.clock, epoch: c.epoch, src: c.src, maxLead: c.maxLead.Milliseconds()}
+	g := &Generator{clock: c.clock, epoch: c.epoch, src: c.src, maxLead: c.maxLead.Milliseconds(), obs: c.obs}
 	g.common = c.clock == nil && c.src == nil
 	g.wall.synced.Store(math.MinInt64 / 2) // no offset yet
 	g.wall.nowNs(readWall)
@@ -240,7 +243,7 @@ func (g *Generator) New() (ID, error) {
 			} else if now == ms {
 				var ok bool
 				if id, ok = g.step(last, r); !ok {
-					return 0, ErrMonotonicOverflow // as after: one draw a call
+					return g.overflowed() // as after: one draw a call
 				}
 			}
 			if id != 0 && g.last.CompareAndSwap(last, id) {
@@ -248,7 +251,7 @@ func (g *Generator) New() (ID, error) {
 			}
 		}
 	}
-	return g.next(g.now())
+	return g.newSlow()
 }
 
 // NewWait is like [Generator.New] but, instead of returning
@@ -260,6 +263,20 @@ func (g *Generator) New() (ID, error) {
 // then stays what the step made it, and never grows. A lead beyond the max
 // lead returns [ErrClockBehind] at once, never waited out.
 func (g *Generator) NewWait(ctx context.Context) (ID, error) {
+	if g.obs == nil {
+		return g.newWait(ctx, nil)
+	}
+	var since time.Time
+	id, err := g.newWait(ctx, &since)
+	if !since.IsZero() {
+		g.observe(EventOverflowWait, time.Since(since), err)
+	}
+	return id, err
+}
+
+// newWait is NewWait; it sets *since, unless since is nil, to when it
+// first waits.
+func (g *Generator) newWait(ctx context.Context, since *time.Time) (ID, error) {
 	for waited := false; ; waited = true {
 		id, err := g.next(g.now())
 		if err == ErrMonotonicOverflow {
@@ -270,6 +287,9 @@ func (g *Generator) NewWait(ctx context.Context) (ID, error) {
 		}
 		if err := ctx.Err(); err != nil {
 			return 0, err
+		}
+		if since != nil && since.IsZero() {
+			*since = time.Now()
 		}
 		// Sleep until the clock reaches the next millisecond, then retry.
 		t := time.NewTimer(time.Millisecond - g.nsIntoMs())
@@ -335,6 +355,9 @@ func (g *Generator) after(last uint64, now int64) (ID, error) {
 	if ms := lastMs(last); now <= ms {
 		// Same millisecond, or the clock stepped back: count on in the last
 		// millisecond, unless the clock is too far behind it.
+		if g.obs != nil && now < ms {
+			g.noteBehind(ms - now)
+		}
 		if ms-now > g.maxLead {
 			return 0, g.behind(now, last)
 		}
@@ -407,6 +430,9 @@ func (g *Generator) lockedRandom() uint64 {
 }
 
 func (g *Generator) behind(now int64, last uint64) error {
+	if g.obs != nil {
+		g.observe(EventClockBehind, time.Duration(lastMs(last)-now)*time.Millisecond, nil)
+	}
 	return fmt.Errorf("%w: the clock reads %s, %s behind the last ID's time %s (max lead %s): "+
 		"the clock stepped back or an earlier reading was wrong; fix the clock, then call Reset or make a new generator",
 		ErrClockBehind, g.format(now), time.Duration(lastMs(last)-now)*time.Millisecond, g.format(lastMs(last)),
@@ -444,6 +470,7 @@ func (g *Generator) Epoch() Epoch { return g.epoch }
 // only by drawing the same random bits in the same millisecond.
 func (g *Generator) Reset() {
 	g.last.Store(0)
+	g.lead.Store(0)
 }
 
 var defaultGenerator, _ = NewGenerator()

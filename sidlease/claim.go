@@ -212,9 +212,9 @@ func (l *Lease) takeRetrying(ctx context.Context) error {
 	}
 }
 
-// take claims a free SID, waits out V and the SID's floor, and proves it
+// claim claims a free SID, waits out V and the SID's floor, and proves it
 // still holds it before it makes the lease valid.
-func (l *Lease) take(ctx context.Context) error {
+func (l *Lease) claim(ctx context.Context) error {
 	if err := l.singleWriter(ctx); err != nil {
 		return err
 	}
@@ -344,13 +344,13 @@ func (l *Lease) renew(ctx context.Context) (bool, error) {
 	sent := time.Now()
 	ceiling := gen.Ceiling(l.opts.validity)
 	clock := latest(gen)
-	var now, minted int64
+	var now, minted, inUse int64
 	err := l.db.queryRow(ctx, `UPDATE `+l.table+` SET expires_at = `+after("$4")+`,
 		minted_below = CASE WHEN $5::bigint OPERATOR(pg_catalog.<=) (`+serverMs+` OPERATOR(pg_catalog.+) $6::bigint)
 			THEN greatest(minted_below, $7::bigint) ELSE minted_below END
 		WHERE `+heldBy+` AND expires_at OPERATOR(pg_catalog.>) pg_catalog.now()
-		RETURNING `+serverMs+`, minted_below`, l.namespace, sid, token, l.opts.validity.Microseconds(),
-		gen.Epoch().Time(ceiling).UnixMilli(), l.margin().Milliseconds(), int64(ceiling)).Scan(&now, &minted)
+		RETURNING `+serverMs+`, minted_below, `+l.inUse(), l.namespace, sid, token, l.opts.validity.Microseconds(),
+		gen.Epoch().Time(ceiling).UnixMilli(), l.margin().Milliseconds(), int64(ceiling)).Scan(&now, &minted, &inUse)
 	if errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -360,20 +360,33 @@ func (l *Lease) renew(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, l.wrap("heartbeat", err)
+		err = l.wrap("heartbeat", err)
+		l.observe(flake.Event{Kind: flake.EventLeaseRenew, SID: sid, Err: err})
+		return false, err
 	}
+	ahead := clock.Sub(time.UnixMilli(now))
+	if !l.renewed(token, sent.Add(l.opts.validity), min(ceiling, flake.ID(minted)), ahead) {
+		return false, nil
+	}
+	l.observe(flake.Event{Kind: flake.EventLeaseRenew, SID: sid, Skew: ahead, Count: inUse})
+	return true, nil
+}
+
+// renewed records a renewal of token's claim, unless the lease has made
+// another claim since: valid until, the ceiling, the clock's lead.
+func (l *Lease) renewed(token int64, validUntil time.Time, ceiling flake.ID, ahead time.Duration) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.token != token {
-		return false, nil
+		return false
 	}
-	l.validUntil, l.ceiling = sent.Add(l.opts.validity), min(ceiling, flake.ID(minted))
-	l.ahead, l.cause = clock.Sub(time.UnixMilli(now)), nil
+	l.validUntil, l.ceiling = validUntil, ceiling
+	l.ahead, l.cause = ahead, nil
 	if l.readyOpen {
 		close(l.ready)
 		l.readyOpen = false
 	}
-	return true, nil
+	return true
 }
 
 // release frees a SID at once, if the token still holds it.
@@ -448,6 +461,7 @@ func (l *Lease) heartbeat(ctx context.Context) bool {
 		l.mu.Unlock()
 		l.opts.log.Warn("sidlease: SID lost (taken, or the claim was lost in a failover); minting stopped, claiming a SID again",
 			"namespace", l.namespace, "sid", sid)
+		l.observe(flake.Event{Kind: flake.EventLeaseLoss, SID: sid})
 		return false
 	}
 	l.mu.Lock()

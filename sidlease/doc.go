@@ -195,7 +195,8 @@
 // the namespace when 32 rows are live. While the lease cannot be proven
 // held, New returns [ErrLeaseLost] and NewWait waits (for its context) for
 // the lease to hold a SID again. [WithLogger] reports what the lease does
-// by itself: failed heartbeats, a lost SID, claims again, a clock ahead. A
+// by itself: failed heartbeats, a lost SID, claims again, a clock ahead;
+// [WithObserver] counts the same for metrics (docs/observability.md). A
 // role without the right to create the table gets an error that says which
 // statements to run once.
 package sidlease

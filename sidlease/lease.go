@@ -272,6 +272,17 @@ func (l *Lease) New() (flake.ID, error) {
 // millisecond. When ctx ends first, the error wraps both ctx.Err() and
 // the reason it waited. It returns [ErrClosed] and [ErrClockAhead] at once.
 func (l *Lease) NewWait(ctx context.Context) (flake.ID, error) {
+	var since time.Time
+	id, err := l.newWait(ctx, &since)
+	if !since.IsZero() {
+		l.observe(flake.Event{Kind: flake.EventOverflowWait, SID: l.SID(), Duration: time.Since(since), Err: err})
+	}
+	return id, err
+}
+
+// newWait is NewWait; it sets *since to when it first waits for a used-up
+// millisecond, if it does and the lease has an observer.
+func (l *Lease) newWait(ctx context.Context, since *time.Time) (flake.ID, error) {
 	for {
 		g, ceiling, held, err := l.generator()
 		var pause time.Duration
@@ -289,6 +300,9 @@ func (l *Lease) NewWait(ctx context.Context) (flake.ID, error) {
 				pause = l.opts.validity / 4 // the next heartbeat sets a higher ceiling
 			} else if errors.Is(err, flake.ErrMonotonicOverflow) {
 				pause = time.Millisecond - time.Duration(time.Now().Nanosecond()%1e6)
+				if l.opts.obs != nil && since.IsZero() {
+					*since = time.Now()
+				}
 			} else {
 				return 0, err
 			}
