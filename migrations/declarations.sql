@@ -22,6 +22,11 @@ CREATE FUNCTION ulid_flake() RETURNS bigint
 CREATE FUNCTION ulid_flake_scalable(sid integer DEFAULT NULL) RETURNS bigint
 	LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'ulidflake declarations.sql is for tools: install the migrations'; END$$;
 
+-- Migration 009. n new IDs (1 to 65536), ascending, made by the generator
+-- DEFAULT uses on this node: blocks of IDs for package blocks.
+CREATE FUNCTION ulid_flake_block(n integer) RETURNS bigint[]
+	LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'ulidflake declarations.sql is for tools: install the migrations'; END$$;
+
 -- Text forms: the 13 characters, and with a prefix (inv_00EZJCRCB4650).
 CREATE FUNCTION ulid_flake_encode(id bigint) RETURNS text
 	LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'ulidflake declarations.sql is for tools: install the migrations'; END$$;

@@ -107,6 +107,9 @@ var versions = []version{
 		guarded: []string{"ulid_flake_node_sync", "ulid_flake_node_sid", "ulid_flake_set_sid"},
 		refusals: map[string]error{stateMeshCopy: ErrMesh, stateMeshSIDHeld: ErrMesh, stateMeshStateSub: ErrMesh, stateMeshReplicated: ErrMesh,
 			"55000": ErrSID, "42501": ErrForeignOwner}},
+	{number: 9, adds: "ulid_flake_block, blocks of IDs for package blocks",
+		fingerprint: []object{fn("ulid_flake_block(integer)")},
+		owns:        []object{fn("ulid_flake_block")}},
 }
 
 // meshStates are the SQLSTATEs of the mesh's refusals, from whichever

@@ -1,0 +1,74 @@
+// Package blocks makes IDs in Go from blocks that PostgreSQL reserves, so
+// that any number of instances make collision-free IDs with no SID, no
+// lease and no per-instance configuration.
+//
+//	src, err := blocks.New(db) // db: a *sql.DB on the migrated database
+//	defer src.Close()
+//	id, err := src.NewWait(ctx)
+//
+// # How it works
+//
+// A [Source] reserves a block of IDs (1,024 unless [WithSize] says
+// otherwise) in one round trip: SELECT ulid_flake_block(n), which
+// migration 9 installs. The database makes the block's IDs with the
+// generator that DEFAULT uses on that node, ulid_flake() on a node with
+// no SID and ulid_flake_scalable() on a node with one (every node of a
+// mesh), and returns them in ascending order; the Source hands them out
+// one by one. The IDs are the database's, bit for bit (docs/spec.md), in
+// the stand-alone or the scalable layout.
+//
+// # Why IDs never repeat
+//
+// The database never makes one value twice: a block's IDs and every other
+// ID it makes, in a block or by DEFAULT, come from the same sequence (with
+// the install's offset, and in a mesh the node's SID), so they inherit the
+// guarantees of IDs made in the database (docs/guarantees.md), across
+// restarts, failovers (through ulid_flake_check_node, which Migrate runs)
+// and meshes: as long as fewer than 2^15 IDs are drawn on a node within
+// one millisecond. A Source hands out each ID of its blocks at most once.
+// Nothing is assigned per instance, so nothing can be assigned twice.
+//
+// # Time order
+//
+// An ID carries the database's clock when its block was made. A Source
+// hands out no ID whose block was asked for more than MaxAge ago
+// (default [DefaultMaxAge], 1 s; [WithMaxAge]), on its monotonic clock:
+// it drops the rest of the block and uses or reserves a newer one. So an
+// ID's time is within MaxAge before the moment it was handed out, and of
+// two IDs handed out more than MaxAge apart, on any instances, the later
+// one's time is not earlier (on a mesh, add the skew between the nodes'
+// clocks). IDs handed out within MaxAge of each other may be in either
+// order, even from one Source. The database's clock stepping back breaks
+// the order as it does for IDs made by DEFAULT.
+//
+// # Waiting
+//
+// When half of the current block is handed out, the Source reserves the
+// next in the background (one reservation at a time), so New rarely waits
+// for a round trip: it waits when a block is used up or too old before
+// the next arrives, and on the first call. [Source.NewWait] waits at most
+// until its context ends or [WithTimeout] (default 10 s) passes; then it
+// returns an error wrapping [ErrUnavailable] and the cause. It retries
+// failed reservations meanwhile, pausing 50 ms, then longer, up to 1 s,
+// between them.
+//
+// # What it costs
+//
+// One round trip per block; the IDs a block still holds when the instance
+// stops or crashes, or when the block grows older than MaxAge, are never
+// used (the database never makes them again). BENCHMARKS.md compares the
+// rate and the round trips with the scalable layout under a lease.
+//
+// # Drivers, poolers and ORMs
+//
+// The Source runs one statement per reservation, autocommit, with one
+// parameter, through any database/sql driver for PostgreSQL (pgx's
+// stdlib, lib/pq), and through PgBouncer in session or transaction
+// pooling (with pgx, use default_query_exec_mode=exec or simple_protocol
+// there, as for any statement through a transaction pooler). The function
+// is called by its schema-qualified name ([WithSchema]), so the
+// connection's search_path does not change what runs. A Source has the
+// method NewWait(ctx) (flake.ID, error), so it is a gormplugin.Source
+// (gormplugin.WithGenerator(src)), and pgx, sqlc, ent and bun code calls
+// NewWait where it calls a lease's.
+package blocks

@@ -1,0 +1,122 @@
+package blocks_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver for database/sql
+
+	"github.com/ulidflake/ulidflake/blocks"
+	"github.com/ulidflake/ulidflake/gormplugin"
+)
+
+func ExampleNew() {
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		return // needs a server migrated to version 9
+	}
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+
+	// One Source per instance, with no configuration of its own.
+	src, err := blocks.New(db)
+	if err != nil {
+		panic(err)
+	}
+	defer src.Close() // the IDs left in its blocks are never used
+
+	id, err := src.NewWait(context.Background())
+	if err != nil {
+		panic(err) // blocks.ErrUnavailable: the database did not answer in time
+	}
+	fmt.Println(id.IsZero())
+
+	// A Source is a source for the GORM plugin too.
+	_ = gormplugin.New(gormplugin.WithGenerator(src))
+}
+
+func ExampleSource_New() {
+	// A database that does not answer: nothing listens on port 1.
+	db, _ := sql.Open("pgx", "postgres://app@127.0.0.1:1/app")
+	defer db.Close()
+	src, _ := blocks.New(db, blocks.WithTimeout(200*time.Millisecond))
+	defer src.Close()
+	// New waits at most 200ms for a block, then says why it has none.
+	_, err := src.New()
+	fmt.Println(errors.Is(err, blocks.ErrUnavailable))
+	// Output: true
+}
+
+func ExampleSource_NewWait() {
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		return // needs a server migrated to version 9
+	}
+	db, _ := sql.Open("pgx", url)
+	defer db.Close()
+	src, _ := blocks.New(db)
+	defer src.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	id, err := src.NewWait(ctx) // the first call waits for the first block
+	fmt.Println(id, err)
+}
+
+func ExampleSource_Close() {
+	db, _ := sql.Open("pgx", os.Getenv("DATABASE_URL"))
+	defer db.Close()
+	src, _ := blocks.New(db)
+	_ = src.Close() // the IDs left in its blocks are never used
+	_, err := src.New()
+	fmt.Println(err)
+	// Output: blocks: source closed
+}
+
+func ExampleWithSize() {
+	db, _ := sql.Open("pgx", os.Getenv("DATABASE_URL"))
+	defer db.Close()
+	// 8192 IDs per round trip, for an instance that makes thousands per second.
+	src, err := blocks.New(db, blocks.WithSize(8192))
+	fmt.Println(err)
+	_ = src.Close()
+	// Output: <nil>
+}
+
+func ExampleWithMaxAge() {
+	db, _ := sql.Open("pgx", os.Getenv("DATABASE_URL"))
+	defer db.Close()
+	// IDs at most 100ms older than when they are handed out.
+	src, err := blocks.New(db, blocks.WithMaxAge(100*time.Millisecond))
+	fmt.Println(err)
+	_ = src.Close()
+	// Output: <nil>
+}
+
+func ExampleWithSchema() {
+	db, _ := sql.Open("pgx", os.Getenv("DATABASE_URL"))
+	defer db.Close()
+	// The migrations installed into schema "ids" (migrations.WithSchema("ids")).
+	src, err := blocks.New(db, blocks.WithSchema("ids"))
+	fmt.Println(err)
+	_ = src.Close()
+	// Output: <nil>
+}
+
+func ExampleWithTimeout() {
+	_, err := blocks.New(nil)
+	fmt.Println(err)
+	db, _ := sql.Open("pgx", os.Getenv("DATABASE_URL"))
+	defer db.Close()
+	_, err = blocks.New(db, blocks.WithTimeout(0))
+	fmt.Println(err)
+	// Output:
+	// blocks: invalid option: a nil *sql.DB
+	// blocks: invalid option: WithTimeout(0s): want a positive duration
+}

@@ -1,0 +1,258 @@
+package blocks
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ulidflake/ulidflake/flake"
+)
+
+// Source hands out IDs from blocks that the database made. It is safe for
+// concurrent use. Create it with [New]; [Close] it when done.
+type Source struct {
+	db    *sql.DB
+	query string // the reservation, with the schema quoted in
+	o     options
+
+	ctx    context.Context // ends at Close: a reservation in flight stops
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the reservation in flight
+
+	mu      sync.Mutex
+	cur     block         // the IDs being handed out
+	spare   block         // the next block, reserved ahead
+	filling chan struct{} // non-nil while a reservation runs; closed when it ends
+	err     error         // the last reservation's error, nil after a success
+	backoff time.Duration // the pause after a failed reservation
+	closed  bool
+}
+
+// block is a run of IDs, ascending, and when its IDs grow too old.
+type block struct {
+	ids     []flake.ID
+	next    int
+	expires time.Time // when it was asked for, plus MaxAge (monotonic)
+}
+
+// usable reports whether b has an ID left that is not too old at now.
+func (b *block) usable(now time.Time) bool {
+	return b.next < len(b.ids) && now.Before(b.expires)
+}
+
+// New returns a Source that reserves blocks through db, where the
+// migrations (version 9 or later) installed ulid_flake_block. It does not
+// touch the database: the first [Source.New] reserves the first block.
+// Options outside their limits give [ErrInvalidOption].
+func New(db *sql.DB, opts ...Option) (*Source, error) {
+	if db == nil {
+		return nil, fmt.Errorf("%w: a nil *sql.DB", ErrInvalidOption)
+	}
+	o, err := newOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Source{db: db, o: o,
+		query: "SELECT pg_catalog.array_to_string(" + quoteIdent(o.schema) + ".ulid_flake_block($1::pg_catalog.int4), ',')"}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	return s, nil
+}
+
+// quoteIdent quotes a name for SQL, so that no setting or search_path
+// changes which schema it names.
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// New returns a new ID, waiting for a block at most [WithTimeout]. It is
+// NewWait with a context that never ends by itself.
+func (s *Source) New() (flake.ID, error) { return s.NewWait(context.Background()) }
+
+// NewWait returns a new ID: the next of the current block, unless it is
+// used up or older than MaxAge; then the block reserved ahead, or one
+// reserved now. It waits for a block until ctx ends or [WithTimeout]
+// passes, whichever comes first, retrying failed reservations; then it
+// returns an error that wraps [ErrUnavailable], the context's error and
+// the last reservation's. An install it cannot call gives
+// [ErrNotInstalled] at once; a closed source, [ErrClosed]. An ID is
+// never handed out twice.
+func (s *Source) NewWait(ctx context.Context) (flake.ID, error) {
+	s.mu.Lock()
+	if id, ok := s.take(time.Now()); ok {
+		s.mu.Unlock()
+		return id, nil
+	}
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, s.o.timeout)
+	defer cancel()
+	return s.wait(ctx)
+}
+
+// wait waits for reservations until one gives an ID or ctx ends.
+func (s *Source) wait(ctx context.Context) (flake.ID, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		if s.closed {
+			return 0, ErrClosed
+		}
+		if id, ok := s.take(time.Now()); ok {
+			return id, nil
+		}
+		done := s.reserve()
+		s.mu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+		s.mu.Lock()
+		if errors.Is(s.err, ErrNotInstalled) {
+			return 0, s.err
+		}
+		if ctx.Err() != nil {
+			return 0, s.unavailable(ctx.Err())
+		}
+	}
+}
+
+// unavailable is the error of a wait that ended with cause.
+func (s *Source) unavailable(cause error) error {
+	if s.err != nil {
+		return fmt.Errorf("%w within %v: %w (last reservation: %w)", ErrUnavailable, s.o.timeout, cause, s.err)
+	}
+	return fmt.Errorf("%w within %v: %w", ErrUnavailable, s.o.timeout, cause)
+}
+
+// take hands out the next ID, from the current block or else the spare
+// one, dropping blocks used up or too old; it reserves the next block
+// once the current one is half used. The caller holds s.mu.
+func (s *Source) take(now time.Time) (flake.ID, bool) {
+	if s.closed {
+		return 0, false
+	}
+	if !s.cur.usable(now) {
+		s.cur, s.spare = s.spare, block{}
+		if !s.cur.usable(now) {
+			s.cur = block{}
+			return 0, false
+		}
+	}
+	id := s.cur.ids[s.cur.next]
+	s.cur.next++
+	if s.spare.ids == nil && 2*s.cur.next >= len(s.cur.ids) && s.err == nil {
+		s.reserve()
+	}
+	return id, true
+}
+
+// reserve starts a reservation unless one runs, and returns the channel
+// that its end closes. The caller holds s.mu.
+func (s *Source) reserve() chan struct{} {
+	if s.filling == nil {
+		s.filling = make(chan struct{})
+		s.wg.Add(1)
+		go s.fill(s.filling)
+	}
+	return s.filling
+}
+
+// fill runs one reservation and keeps its block, or its error; after an
+// error it pauses (50 ms, doubling up to 1 s) before it lets the next
+// start. An observer of reservations (their time, size, errors, and the
+// IDs dropped with blocks too old) would be told here and in take.
+func (s *Source) fill(done chan struct{}) {
+	defer s.wg.Done()
+	b, err := s.fetch()
+	s.mu.Lock()
+	s.err = err
+	var pause time.Duration
+	if err == nil {
+		s.backoff = 0
+		if s.cur.usable(time.Now()) {
+			s.spare = b
+		} else {
+			s.cur = b
+		}
+	} else if !errors.Is(err, ErrNotInstalled) {
+		s.backoff = min(max(2*s.backoff, 50*time.Millisecond), time.Second)
+		pause = s.backoff
+	}
+	s.mu.Unlock()
+	if pause > 0 {
+		t := time.NewTimer(pause)
+		select {
+		case <-t.C:
+		case <-s.ctx.Done():
+			t.Stop()
+		}
+	}
+	s.mu.Lock()
+	s.filling = nil
+	close(done)
+	s.mu.Unlock()
+}
+
+// fetch reserves one block in one round trip. Its IDs expire MaxAge after
+// the call was sent: the database made them after that.
+func (s *Source) fetch() (block, error) {
+	ctx, cancel := context.WithTimeout(s.ctx, s.o.timeout)
+	defer cancel()
+	sent := time.Now()
+	var list string
+	if err := s.db.QueryRowContext(ctx, s.query, s.o.size).Scan(&list); err != nil {
+		return block{}, classify(err)
+	}
+	ids, err := parseBlock(list, s.o.size)
+	if err != nil {
+		return block{}, err
+	}
+	return block{ids: ids, expires: sent.Add(s.o.maxAge)}, nil
+}
+
+// classify wraps the errors that retrying cannot mend in ErrNotInstalled:
+// SQLSTATE 42883 (no such function), 3F000 (no such schema), 42501 (no
+// privilege), read from the driver's error (pgx's and lib/pq's have
+// SQLState()).
+func classify(err error) error {
+	var pg interface{ SQLState() string }
+	if errors.As(err, &pg) {
+		switch pg.SQLState() {
+		case "42883", "3F000", "42501":
+			return fmt.Errorf("%w: %w", ErrNotInstalled, err)
+		}
+	}
+	return err
+}
+
+// parseBlock reads the comma-separated IDs of a block of size n, which
+// must be ascending.
+func parseBlock(list string, n int) ([]flake.ID, error) {
+	ids := make([]flake.ID, 0, n)
+	for f := range strings.SplitSeq(list, ",") {
+		v, err := strconv.ParseInt(f, 10, 64)
+		if err != nil || v <= 0 || (len(ids) > 0 && flake.ID(v) <= ids[len(ids)-1]) {
+			return nil, fmt.Errorf("blocks: ulid_flake_block returned %.40q at position %d, not a positive ID above the one before it", f, len(ids))
+		}
+		ids = append(ids, flake.ID(v))
+	}
+	if len(ids) != n {
+		return nil, fmt.Errorf("blocks: ulid_flake_block returned %d IDs for a block of %d", len(ids), n)
+	}
+	return ids, nil
+}
+
+// Close stops the source: the reservation in flight is cancelled, the IDs
+// left are dropped (never handed out), and New returns [ErrClosed]. It
+// returns nil, and may be called more than once.
+func (s *Source) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.cur, s.spare = block{}, block{}
+	s.mu.Unlock()
+	s.cancel()
+	s.wg.Wait()
+	return nil
+}

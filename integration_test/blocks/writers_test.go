@@ -1,0 +1,173 @@
+package blocks_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ulidflake/ulidflake/blocks"
+	"github.com/ulidflake/ulidflake/flake"
+)
+
+// handed is one ID and the wall clock just before New was called and just
+// after it returned.
+type handed struct {
+	id            flake.ID
+	before, after time.Time
+}
+
+// itemsTable is where the writers write: a primary key, so that a
+// duplicate fails the insert, and DEFAULT ulid_flake() for rows the
+// database makes IDs for.
+const itemsTable = `CREATE TABLE items (id bigint PRIMARY KEY DEFAULT ulid_flake(), w int NOT NULL, by_default boolean NOT NULL DEFAULT true)`
+
+// writer is one instance: its own pool and Source. It makes n IDs, writes
+// them in batches, and after each batch lets the database make a few
+// rows' IDs by DEFAULT. Writes that fail (a restart) are retried.
+func writer(ctx context.Context, url string, w, n int, opts ...blocks.Option) ([]handed, error) {
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(2)
+	src, err := blocks.New(db, opts...)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	out := make([]handed, 0, n)
+	batch := make([]int64, 0, 100)
+	for len(out) < n {
+		before := time.Now()
+		id, err := src.NewWait(ctx)
+		if err != nil {
+			return out, fmt.Errorf("writer %d, ID %d: %w", w, len(out), err)
+		}
+		out = append(out, handed{id, before, time.Now()})
+		if batch = append(batch, id.Int64()); len(batch) == cap(batch) || len(out) == n {
+			if err := write(ctx, db, w, batch); err != nil {
+				return out, err
+			}
+			batch = batch[:0]
+		}
+	}
+	return out, nil
+}
+
+// write inserts ids, and three rows with DEFAULT IDs, retrying until ctx
+// ends: a duplicate key is not retried.
+func write(ctx context.Context, db *sql.DB, w int, ids []int64) error {
+	for {
+		_, err := db.ExecContext(ctx, `INSERT INTO items (id, w, by_default) SELECT pg_catalog.unnest($1::bigint[]), $2, false;
+			`, ids, w)
+		if err == nil {
+			_, err = db.ExecContext(ctx, `INSERT INTO items (w) SELECT $1 FROM pg_catalog.generate_series(1, 3)`, w)
+		}
+		if err == nil || isUniqueViolation(err) || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// runWriters runs n writers at once, each making per IDs, and returns
+// every ID they were handed.
+func runWriters(t *testing.T, ctx context.Context, url string, n, per int, opts ...blocks.Option) []handed {
+	t.Helper()
+	return collect(t, n, func(w int) ([]handed, error) { return writer(ctx, url, w, per, opts...) })
+}
+
+// collect runs run for instances 0..n-1 at once and returns every ID they
+// were handed; it fails t with their errors.
+func collect(t *testing.T, n int, run func(w int) ([]handed, error)) []handed {
+	t.Helper()
+	var mu sync.Mutex
+	var all []handed
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for w := range n {
+		wg.Go(func() {
+			got, err := run(w)
+			mu.Lock()
+			all = append(all, got...)
+			mu.Unlock()
+			if err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	return all
+}
+
+// requireWritten checks that every handed ID is in items, once, and that
+// no two rows share an ID (the primary key refuses it; the count proves
+// the rows are all there).
+func requireWritten(t *testing.T, ctx context.Context, db *sql.DB, all []handed, defaults int) {
+	t.Helper()
+	ids := make([]flake.ID, len(all))
+	for i, h := range all {
+		ids[i] = h.id
+	}
+	slices.Sort(ids)
+	require.Equal(t, len(ids), len(slices.Compact(ids)), "duplicate IDs handed out")
+	var blockRows, defaultRows int
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FILTER (WHERE NOT by_default), count(*) FILTER (WHERE by_default) FROM items`).
+		Scan(&blockRows, &defaultRows))
+	require.Equal(t, len(all), blockRows, "rows written with block IDs")
+	require.GreaterOrEqual(t, defaultRows, defaults, "rows written with DEFAULT IDs")
+}
+
+// requireTimeOrder checks the time order the package promises: an ID's
+// time is within maxAge before it was handed out (1 ms for the
+// millisecond's rounding), and of two IDs handed out more than maxAge
+// apart, the later one's time is not earlier. The database's clock is
+// this machine's (a container on its kernel).
+func requireTimeOrder(t *testing.T, all []handed, maxAge time.Duration) {
+	t.Helper()
+	epoch := flake.DefaultEpoch()
+	ms := time.Millisecond
+	for _, h := range all {
+		at := epoch.Time(h.id)
+		require.Falsef(t, at.Before(h.before.Add(-maxAge-ms)) || at.After(h.after.Add(ms)),
+			"ID %s of %s, handed out between %s and %s: more than %v old", h.id, at, h.before, h.after, maxAge)
+	}
+	byAfter := slices.SortedFunc(slices.Values(all), func(a, b handed) int { return a.after.Compare(b.after) })
+	byBefore := slices.SortedFunc(slices.Values(all), func(a, b handed) int { return a.before.Compare(b.before) })
+	var latest time.Time // the latest time of the IDs handed out more than maxAge before b
+	i := 0
+	for _, b := range byBefore {
+		for ; i < len(byAfter) && byAfter[i].after.Add(maxAge).Before(b.before); i++ {
+			latest = maxTime(latest, epoch.Time(byAfter[i].id))
+		}
+		require.Falsef(t, epoch.Time(b.id).Before(latest), "ID %s (%s) handed out more than %v after an ID of %s",
+			b.id, epoch.Time(b.id), maxAge, latest)
+	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// isUniqueViolation reports whether err carries SQLSTATE 23505.
+func isUniqueViolation(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == "23505"
+}
