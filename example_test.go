@@ -171,13 +171,15 @@ func ExampleDefaultEpoch() {
 	// Output: 019K7FK000000 019NSWA000000
 }
 
-type orderPrefix struct{}
+// OrderPrefix names OrderID's prefix: exported, so that generated code can
+// name the type OrderID stands for.
+type OrderPrefix struct{}
 
-func (orderPrefix) Prefix() string { return "ord" }
+func (OrderPrefix) Prefix() string { return "ord" }
 
 // OrderID prints, marshals and parses as ord_ and 13 characters, and is
 // stored as a bigint.
-type OrderID = ulidflake.Prefixed[orderPrefix]
+type OrderID = ulidflake.Prefixed[OrderPrefix]
 
 func ExamplePrefixed() {
 	id, err := ulidflake.New()
@@ -194,9 +196,9 @@ func ExamplePrefixed() {
 }
 
 func ExampleParsePrefixed() {
-	id, err := ulidflake.ParsePrefixed[orderPrefix]("ord_00EZJCRCB4650")
+	id, err := ulidflake.ParsePrefixed[OrderPrefix]("ord_00EZJCRCB4650")
 	fmt.Println(id, id.Int64(), err)
-	_, err = ulidflake.ParsePrefixed[orderPrefix]("00EZJCRCB4650")
+	_, err = ulidflake.ParsePrefixed[OrderPrefix]("00EZJCRCB4650")
 	fmt.Println(errors.Is(err, ulidflake.ErrPrefix))
 	// Output:
 	// ord_00EZJCRCB4650 16873543940839584 <nil>

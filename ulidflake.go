@@ -81,13 +81,13 @@ type Prefix = flake.Prefix
 
 // Prefixed is an ID whose text form carries its type's prefix,
 // cus_00EZJCRCB4650, stored as the same bigint as [ID]; see flake.Prefixed.
-// Declare one per entity:
+// Declare one per entity, with an exported marker (flake.Prefix says why):
 //
-//	type customer struct{}
+//	type CustomerPrefix struct{}
 //
-//	func (customer) Prefix() string { return "cus" }
+//	func (CustomerPrefix) Prefix() string { return "cus" }
 //
-//	type CustomerID = ulidflake.Prefixed[customer]
+//	type CustomerID = ulidflake.Prefixed[CustomerPrefix]
 type Prefixed[P Prefix] = flake.Prefixed[P]
 
 // ParsePrefixed decodes the text form of a Prefixed[P]; see

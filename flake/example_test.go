@@ -313,12 +313,13 @@ func ExampleTrustedID() {
 	// true
 }
 
-// The prefix belongs to the type; the column stays a bigint.
-type customerPrefix struct{}
+// The prefix belongs to the type; the column stays a bigint. The marker is
+// exported, so that generated code can name the type CustomerID stands for.
+type CustomerPrefix struct{}
 
-func (customerPrefix) Prefix() string { return "cus" }
+func (CustomerPrefix) Prefix() string { return "cus" }
 
-type CustomerID = flake.Prefixed[customerPrefix]
+type CustomerID = flake.Prefixed[CustomerPrefix]
 
 func ExamplePrefixed() {
 	id := CustomerID{ID: flake.MustParse("00EZJCRCB4650")}
@@ -334,9 +335,9 @@ func ExamplePrefixed() {
 }
 
 func ExampleParsePrefixed() {
-	id, err := flake.ParsePrefixed[customerPrefix]("cus_00ezjcrcb4650")
+	id, err := flake.ParsePrefixed[CustomerPrefix]("cus_00ezjcrcb4650")
 	fmt.Println(id, err)
-	_, err = flake.ParsePrefixed[customerPrefix]("ord_00EZJCRCB4650")
+	_, err = flake.ParsePrefixed[CustomerPrefix]("ord_00EZJCRCB4650")
 	fmt.Println(errors.Is(err, flake.ErrPrefix), err)
 	// Output:
 	// cus_00EZJCRCB4650 <nil>

@@ -20,10 +20,12 @@ const MaxPrefixLen = 63
 // letters, digits and underscores, starting with a letter and not ending
 // with an underscore, and always the same:
 //
-//	type customer struct{}
+//	type CustomerPrefix struct{}
 //
-//	func (customer) Prefix() string { return "cus" }
+//	func (CustomerPrefix) Prefix() string { return "cus" }
 //
+// Export it: Go sees through the alias of [Prefixed], so code generated
+// for CustomerID in another package (gqlgen's) names CustomerPrefix.
 // (An empty struct, so that no pointer or interface type, whose zero value
 // has no method to call, can name a prefix.)
 type Prefix interface {
@@ -36,7 +38,7 @@ type Prefix interface {
 // prefix belongs to the Go type and is never stored. Declare one type per
 // entity, as an alias:
 //
-//	type CustomerID = flake.Prefixed[customer]
+//	type CustomerID = flake.Prefixed[CustomerPrefix]
 //
 // Its text, JSON, YAML, GraphQL, URL-parameter ([Prefixed.Bind]) and
 // printed forms are the prefix, an underscore and the 13 characters, and
@@ -48,7 +50,7 @@ type Prefix interface {
 // it as a key, and pgx and database/sql send it as a bigint.
 //
 // Keep the "=" of the alias: a defined type (type CustomerID
-// flake.Prefixed[customer]) loses these methods and keeps only ID's, which
+// flake.Prefixed[CustomerPrefix]) loses these methods and keeps only ID's, which
 // write and read the 13 characters without the prefix.
 //
 // The zero Prefixed is the zero ID (unset). Make one from an ID with

@@ -74,16 +74,16 @@ func FillID(next ent.Mutator) ent.Mutator {
 
 // Alias names the Go type of f, a field.Int64(...).GoType(T{}) field whose
 // T is a generic alias such as idtype.CustomerID =
-// ulidflake.Prefixed[customer]: name is the alias ("CustomerID") and
+// ulidflake.Prefixed[CustomerPrefix]: name is the alias ("CustomerID") and
 // pkgPath the import path of the package that declares it.
 //
 // ent names a GoType by reflection, which sees through aliases and prints
 // an instantiated generic type with the full import path of its type
-// argument, flake.Prefixed[github.com/you/app/idtype.customer]: code that
-// does not compile (ent generate fails with "missing import path"). Alias
-// makes ent write idtype.CustomerID and import pkgPath instead. Do not
-// name that package ids: ent's generated code has local variables named
-// ids, which would hide it.
+// argument, flake.Prefixed[github.com/you/app/idtype.CustomerPrefix]:
+// code that does not compile (ent generate fails with "missing import
+// path"). Alias makes ent write idtype.CustomerID and import pkgPath
+// instead. Do not name that package ids: ent's generated code has local
+// variables named ids, which would hide it.
 //
 // [FillID] makes ulidflake.ID keys only: a prefixed key comes from
 // DEFAULT ulid_flake() (as with [ID]) or SetID.

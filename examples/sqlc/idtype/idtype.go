@@ -4,18 +4,22 @@ package idtype
 
 import "github.com/ulidflake/ulidflake"
 
-type customer struct{}
+// CustomerPrefix names CustomerID's prefix.
+type CustomerPrefix struct{}
 
-func (customer) Prefix() string { return "cus" }
+// Prefix returns "cus".
+func (CustomerPrefix) Prefix() string { return "cus" }
 
 // CustomerID is a customer's key: cus_00EZJCRCB4650 in text and JSON, a
 // bigint in PostgreSQL.
-type CustomerID = ulidflake.Prefixed[customer]
+type CustomerID = ulidflake.Prefixed[CustomerPrefix]
 
-type invoice struct{}
+// InvoicePrefix names InvoiceID's prefix.
+type InvoicePrefix struct{}
 
-func (invoice) Prefix() string { return "inv" }
+// Prefix returns "inv".
+func (InvoicePrefix) Prefix() string { return "inv" }
 
 // InvoiceID is an invoice's key in the converted schema (converted/):
 // inv_00EZJCRCB4650.
-type InvoiceID = ulidflake.Prefixed[invoice]
+type InvoiceID = ulidflake.Prefixed[InvoicePrefix]
