@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The example modules (examples/sqlc, ent, bun, libpq, graphql, openapi,
-# protobuf) are Go modules of
-# their own, so that the root module gains none of their dependencies; their
-# tests run with every other test in `go test work` (go.work). This checks
-# that the committed generated code of sqlc, ent, gqlgen, oapi-codegen and
-# buf is what the pinned
-# generators make. .ci/run calls it.
+# The example modules (examples/quickstart, sqlc, ent, bun, libpq, graphql,
+# openapi, protobuf, sqlx, bob, jet) are Go modules of their own, so that
+# the root module gains none of their dependencies; their tests run with
+# every other test in `go test work` (go.work). This checks that the
+# committed generated code of sqlc, ent, gqlgen, oapi-codegen, buf
+# (protoc-gen-go), go-jet and bobgen-psql is what the pinned generators
+# make (quickstart, bun, libpq and sqlx generate nothing). .ci/run calls it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
