@@ -366,7 +366,7 @@ func TestConvertSerial(t *testing.T) {
 		}
 		require.NoError(t, rows.Err())
 
-		conv, err := migrations.ConvertSerial(ctx, sdb, "customers", "id", migrations.LockTimeout(2*time.Second))
+		conv, err := migrations.ConvertSerial(ctx, sdb, "customers", "id", migrations.WithLockTimeout(2*time.Second))
 		require.NoError(t, err)
 		require.Contains(t, conv.Up, "lock_timeout = '2000ms'")
 		require.Contains(t, conv.Up, "ALTER TABLE \"public\".\"orders\" ALTER COLUMN \"customer_id\" TYPE bigint")
