@@ -65,11 +65,14 @@ func writer(ctx context.Context, url string, w, n int, opts ...blocks.Option) ([
 }
 
 // write inserts ids, and three rows with DEFAULT IDs, retrying until ctx
-// ends: a duplicate key is not retried.
+// ends (a restart): a duplicate key is not retried.
 func write(ctx context.Context, db *sql.DB, w int, ids []int64) error {
 	for {
-		_, err := db.ExecContext(ctx, `INSERT INTO items (id, w, by_default) SELECT pg_catalog.unnest($1::bigint[]), $2, false;
-			`, ids, w)
+		// A batch this writer wrote before its connection broke is not
+		// written again; any other row with one of its IDs fails it.
+		_, err := db.ExecContext(ctx, `INSERT INTO items (id, w, by_default) SELECT u.id, $2, false
+			FROM pg_catalog.unnest($1::bigint[]) AS u(id)
+			WHERE NOT EXISTS (SELECT FROM items AS i WHERE i.id = u.id AND i.w = $2 AND NOT i.by_default)`, ids, w)
 		if err == nil {
 			_, err = db.ExecContext(ctx, `INSERT INTO items (w) SELECT $1 FROM pg_catalog.generate_series(1, 3)`, w)
 		}
