@@ -62,14 +62,6 @@ func WithGenerator(expr string) ConvertOption {
 	return func(o *convertOptions) { o.generator = expr }
 }
 
-// LockTimeout is [WithLockTimeout], the name release 0.1.0 gave it; new
-// code uses WithLockTimeout, named as the package's other options.
-func LockTimeout(d time.Duration) ConvertOption { return WithLockTimeout(d) }
-
-// Generator is [WithGenerator], the name release 0.1.0 gave it; new code
-// uses WithGenerator, named as the package's other options.
-func Generator(expr string) ConvertOption { return WithGenerator(expr) }
-
 // serialLimit separates the keys a sequence made from Ulid-Flakes: below
 // 2^40 (a trillion rows) is taken as the sequence's, when going back.
 const serialLimit = 1 << 40

@@ -114,8 +114,7 @@ func (t *target) resolve(ctx context.Context, tx *sql.Tx, table string) error {
 			WHERE p.proname OPERATOR(pg_catalog.=) 'ulid_flake_min'
 			AND NOT (r.rolname OPERATOR(pg_catalog.=) CURRENT_USER OR r.rolsuper))`,
 		table).Scan(&oid, &found, &foreign)
-	var state interface{ SQLState() string }
-	if errors.As(err, &state) && strings.HasPrefix(state.SQLState(), "42") {
+	if strings.HasPrefix(sqlState(err), "42") {
 		// A name PostgreSQL cannot read (too many dots): bad input.
 		return fmt.Errorf("%w: table %q: %w", ErrConvert, table, err)
 	}
