@@ -26,10 +26,9 @@ CREATE DOMAIN ulid_flake_sid_setting AS text
 	CONSTRAINT "ulid_flake.sid must be an integer in 0..31"
 	CHECK (VALUE ~ E'^\\s*[+]?[0-9]{1,9}\\s*$');
 -- A NOT NULL domain constraint reports only the domain's name; a CHECK
--- reports its own, which says what to do. DROP NOT NULL drops version 1's
--- named NOT NULL constraint too (from PostgreSQL 17 on a catalogued
--- constraint; before, a flag that kept no name).
+-- reports its own, which says what to do.
 ALTER DOMAIN ulid_flake_sid DROP NOT NULL;
+ALTER DOMAIN ulid_flake_sid DROP CONSTRAINT IF EXISTS "ulid_flake: SID not set (argument or ulid_flake.sid)";
 ALTER DOMAIN ulid_flake_sid ADD
 	CONSTRAINT "no SID: give ulid_flake_scalable(sid) or SET ulid_flake.sid"
 	CHECK (VALUE IS NOT NULL);
