@@ -361,7 +361,9 @@ func (l *Lease) renew(ctx context.Context) (bool, error) {
 	}
 	if err != nil {
 		err = l.wrap("heartbeat", err)
-		l.observe(flake.Event{Kind: flake.EventLeaseRenew, SID: sid, Err: err})
+		if !errors.Is(err, context.Canceled) { // not Close's
+			l.observe(flake.Event{Kind: flake.EventLeaseRenew, SID: sid, Err: err})
+		}
 		return false, err
 	}
 	ahead := clock.Sub(time.UnixMilli(now))

@@ -27,11 +27,12 @@ func (l *Lease) observe(e flake.Event) {
 }
 
 // take claims a SID, as claim does, and reports the claim: its SID (-1
-// if it failed) and the time from the claim to minting.
+// if it failed) and the time from the claim to minting; not a claim cut
+// short by its context (Close, or Acquire's caller).
 func (l *Lease) take(ctx context.Context) error {
 	start := time.Now()
 	err := l.claim(ctx)
-	if l.opts.obs != nil {
+	if l.opts.obs != nil && ctx.Err() == nil {
 		sid := -1
 		if err == nil {
 			sid = l.SID()
