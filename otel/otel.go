@@ -3,7 +3,9 @@
 // own, so that an application that does not import it has none of
 // OpenTelemetry in its module graph.
 //
-//	obs, err := otel.New(otelglobal.GetMeterProvider())
+//	import ulidotel "github.com/ulidflake/ulidflake/otel" // beside go.opentelemetry.io/otel
+//
+//	obs, err := ulidotel.New(otel.GetMeterProvider())
 //	gen, err := flake.NewGenerator(flake.WithObserver(obs))
 //	lease, err := sidlease.Acquire(ctx, pool, "orders", sidlease.WithObserver(obs))
 //
