@@ -426,20 +426,17 @@ func readWords(r io.Reader, fn func(word string, size int)) error {
 	}
 }
 
-// parseAny reads the Base32 form (13 characters) or the decimal integer.
-// prefixed is the text form of a prefixed ID (flake.Prefixed):
-// cus_00EZJCRCB4650.
-var prefixed = regexp.MustCompile(`^([a-z](?:[a-z0-9_]{0,61}[a-z0-9])?)_([0-9A-Za-z]{13})$`)
-
-// splitPrefix returns the prefix and the 13 characters of a prefixed ID,
-// or "" and s for anything else.
+// splitPrefix returns the prefix and the 13 characters of a prefixed ID
+// (flake.Prefixed), cus_00EZJCRCB4650, by flake's rule for prefixes, or ""
+// and s for anything else.
 func splitPrefix(s string) (prefix, rest string) {
-	if m := prefixed.FindStringSubmatch(s); m != nil {
-		return m[1], m[2]
+	if p, r, err := flake.SplitPrefixed(s); err == nil && len(r) == flake.EncodedLen {
+		return p, r
 	}
 	return "", s
 }
 
+// parseAny reads the Base32 form (13 characters) or the decimal integer.
 func parseAny(s string) (flake.ID, error) {
 	if len(s) == flake.EncodedLen {
 		return flake.Parse(s)
