@@ -9,7 +9,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
+	"github.com/ulidflake/ulidflake/migrations"
 )
 
 // TestBlockFunction: ulid_flake_block(n) returns n IDs, ascending, for n
@@ -53,4 +55,37 @@ func TestBlockFunction(t *testing.T) {
 func isDuplicateObject(err error) bool {
 	var pg *pgconn.PgError
 	return errors.As(err, &pg) && (pg.Code == "42710" || pg.Code == "23505")
+}
+
+// TestBlockFunctionDown: migrating down to version 8 drops
+// ulid_flake_block and nothing else of the install; up again brings it
+// back, and its IDs repeat none made before.
+func TestBlockFunctionDown(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		sdb := itest.StdDB(t, db)
+		catalog := func() string { return itest.CatalogBesides(t, ctx, sdb, "pg_catalog") }
+		var before []int64
+		require.NoError(t, db.QueryRow(ctx, `SELECT public.ulid_flake_block(1000)`).Scan(&before))
+		_, err := migrations.Migrate(ctx, sdb, migrations.WithTarget(8))
+		require.NoError(t, err)
+		var gone bool
+		require.NoError(t, db.QueryRow(ctx, `SELECT pg_catalog.to_regprocedure('public.ulid_flake_block(integer)') IS NULL`).Scan(&gone))
+		require.True(t, gone)
+		eight := catalog()
+		_, err = migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(8))
+		require.NoError(t, err)
+		require.Equal(t, eight, catalog(), "version 9's down leaves another schema than version 8's")
+		_, err = migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
+		var after []int64
+		require.NoError(t, db.QueryRow(ctx, `SELECT public.ulid_flake_block(1000)`).Scan(&after))
+		all := append(slices.Clone(before), after...)
+		slices.Sort(all)
+		require.Len(t, slices.Compact(all), 2000)
+	})
 }

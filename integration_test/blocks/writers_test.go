@@ -40,7 +40,10 @@ func writer(ctx context.Context, url string, w, n int, opts ...blocks.Option) ([
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(2)
-	src, err := blocks.New(db, opts...)
+	// 256 instances starting at once on two busy cores (or behind 4
+	// pooled connections) can wait longer than the default 10 s for their
+	// first block; the options given come after, and win.
+	src, err := blocks.New(db, append([]blocks.Option{blocks.WithTimeout(2 * time.Minute)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}
