@@ -58,8 +58,9 @@ func (id ID) Value() (driver.Value, error) {
 // []byte or string; an ID or *ID, as code generators such as ent pass
 // them; and any other [driver.Valuer] whose value it accepts. It returns
 // [ErrNull] for NULL (a nil *ID included), [ErrType] for any other type,
-// and the error of [FromInt] or [ParseInt] for a negative value or a
-// non-integer. On error it leaves id unchanged.
+// the error of [FromInt] or [ParseInt] for a negative value or a
+// non-integer, and a Valuer's own error as it is (ErrZeroID for a valid
+// NullID holding zero). On error it leaves id unchanged.
 func (id *ID) Scan(src any) error {
 	v, null, err := column(src, 0)
 	if err != nil {
@@ -95,9 +96,14 @@ func column(src any, depth int) (v int64, null bool, err error) {
 	case nil:
 		return 0, true, nil
 	case driver.Valuer:
-		if v, err := s.Value(); err == nil && depth == 0 {
-			return column(v, depth+1)
+		if depth > 0 {
+			break // a Valuer whose value is a Valuer: not a column's value
 		}
+		v, err := s.Value()
+		if err != nil {
+			return 0, false, err // its own reason, such as ErrZeroID
+		}
+		return column(v, depth+1)
 	}
 	return 0, false, fmt.Errorf("%w: %T %v is not an int64 or a decimal integer", ErrType, src, src)
 }

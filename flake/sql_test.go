@@ -1,6 +1,7 @@
 package flake
 
 import (
+	"database/sql/driver"
 	"errors"
 	"testing"
 )
@@ -61,11 +62,20 @@ func TestSQLErrorMessages(t *testing.T) {
 		{id.Scan(1.5), "flake: cannot scan into an ID: float64 1.5 is not an int64 or a decimal integer"},
 		{second(ID(-5).Value()), "flake: integer out of range: -5 is negative"},
 		{second(ID(0).Value()), ErrZeroID.Error()},
+		// A Valuer's own error, not ErrType: it was "flake: cannot scan
+		// into an ID: flake.failingValuer {} is not an int64 or …".
+		{id.Scan(failingValuer{}), ErrZeroID.Error()},
 	} {
 		if tc.err == nil || tc.err.Error() != tc.want {
 			t.Errorf("error %q, want %q", tc.err, tc.want)
 		}
 	}
 }
+
+// failingValuer is a driver.Valuer that refuses, as sqltype's NullID
+// {Valid: true, ID: 0} does.
+type failingValuer struct{}
+
+func (failingValuer) Value() (driver.Value, error) { return nil, ErrZeroID }
 
 func second[T any](_ T, err error) error { return err }
