@@ -41,9 +41,12 @@ func ExampleSchemaKeys() {
 	db, _ := sql.Open("pgx", url)
 	defer db.Close()
 	ctx := context.Background()
-	keys, err := migrations.SchemaKeys(ctx, db, "billing") // every serial and identity key of the schema
+	keys, skipped, err := migrations.SchemaKeys(ctx, db, "billing") // every serial and identity key of the schema
 	if err != nil {
 		panic(err)
+	}
+	for _, s := range skipped { // migration history, left alone
+		fmt.Printf("-- skipped %s: %s\n", s.Table, s.Why)
 	}
 	conv, err := migrations.ConvertKeys(ctx, db, keys)
 	if err != nil {

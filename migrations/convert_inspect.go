@@ -351,30 +351,70 @@ func defaultCallsFlake(attrdef string) string {
 			AND dep.refclassid = 'pg_proc'::regclass AND p.proname IN ('ulid_flake', 'ulid_flake_scalable'))`
 }
 
+// Skipped is a table that [SchemaKeys] leaves out, and why.
+type Skipped struct {
+	Table string // schema-qualified and quoted
+	Why   string // "goose's version table", "the library's own", …
+}
+
+// historyKind returns SQL that names what the table c is when it is a
+// migration tool's history or one of the library's tables, recognised by
+// its shape rather than by its name alone (tools take custom names), and
+// NULL otherwise. It must run under [pinnedPath].
+const historyKind = `CASE
+	WHEN left(c.relname, 11) = 'ulid_flake_' THEN 'the library''s own'
+	WHEN has('version_id') AND has('is_applied') THEN 'goose''s version table'
+	WHEN has('version') AND has('dirty') THEN 'golang-migrate''s version table'
+	WHEN c.relname = 'atlas_schema_revisions' OR (has('partial_hashes') AND has('operator_version')) THEN 'Atlas''s revisions table'
+	END`
+
+// hasColumn is has(name) of [historyKind]: c has a live column name.
+var hasColumn = strings.NewReplacer("has('", `EXISTS (SELECT FROM pg_attribute h WHERE h.attrelid = c.oid AND h.attnum > 0 AND NOT h.attisdropped AND h.attname = '`)
+
 // SchemaKeys lists the key columns of every table in schema (its exact
 // name, without quotes) that [ConvertKeys] takes: serial, bigserial,
 // smallserial and identity columns, and columns converted already, of
 // ordinary and partitioned tables (not of partitions, which follow their
-// parent). Each Key's Table is schema-qualified and quoted. It returns
-// [ErrConvert] when the schema does not exist or holds no such column.
-func SchemaKeys(ctx context.Context, db *sql.DB, schema string) ([]Key, error) {
+// parent). Each Key's Table is schema-qualified and quoted.
+//
+// It leaves out, and returns as skipped, the tables that hold such a
+// column but are a migration tool's history or the library's own, by
+// their shape whatever their name: goose's (columns version_id and
+// is_applied), golang-migrate's (version and dirty), Atlas's
+// (atlas_schema_revisions, or partial_hashes and operator_version), and
+// every table named ulid_flake_*. It returns [ErrConvert] when the schema
+// does not exist or holds no other such column.
+func SchemaKeys(ctx context.Context, db *sql.DB, schema string) (keys []Key, skipped []Skipped, err error) {
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 	if err != nil {
-		return nil, fmt.Errorf("migrations: convert: %w", err)
+		return nil, nil, fmt.Errorf("migrations: convert: %w", err)
 	}
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `SELECT pg_catalog.set_config('search_path', $1, true)`, pinnedPath); err != nil {
-		return nil, fmt.Errorf("migrations: convert: setting search_path: %w", err)
+		return nil, nil, fmt.Errorf("migrations: convert: setting search_path: %w", err)
 	}
 	var exists bool
 	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname = $1)`, schema).Scan(&exists); err != nil {
-		return nil, fmt.Errorf("migrations: convert: reading schema %s: %w", quoteIdent(schema), err)
+		return nil, nil, fmt.Errorf("migrations: convert: reading schema %s: %w", quoteIdent(schema), err)
 	}
 	if !exists {
-		return nil, fmt.Errorf("%w: no schema %s (give its exact name, without quotes)", ErrConvert, quoteIdent(schema))
+		return nil, nil, fmt.Errorf("%w: no schema %s (give its exact name, without quotes)", ErrConvert, quoteIdent(schema))
 	}
+	keys, skipped, err = readSchemaKeys(ctx, tx, schema)
+	if err != nil {
+		return nil, nil, fmt.Errorf("migrations: convert: reading the keys of schema %s: %w", quoteIdent(schema), err)
+	}
+	if len(keys) == 0 {
+		return nil, skipped, fmt.Errorf("%w: schema %s has no serial, identity or converted column%s",
+			ErrConvert, quoteIdent(schema), skippedNote(skipped))
+	}
+	return keys, skipped, nil
+}
+
+// readSchemaKeys reads the key columns of schema, and the tables skipped.
+func readSchemaKeys(ctx context.Context, tx *sql.Tx, schema string) ([]Key, []Skipped, error) {
 	rows, err := tx.QueryContext(ctx, `
-		SELECT c.relname, a.attname FROM pg_class c
+		SELECT c.relname, a.attname, coalesce(`+hasColumn.Replace(historyKind)+`, '') FROM pg_class c
 		JOIN pg_namespace n ON n.oid = c.relnamespace
 		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
 		LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
@@ -386,22 +426,35 @@ func SchemaKeys(ctx context.Context, db *sql.DB, schema string) ([]Key, error) {
 				OR coalesce(`+defaultCallsFlake("d.oid")+`, false))
 		ORDER BY 1, 2`, schema)
 	if err != nil {
-		return nil, fmt.Errorf("migrations: convert: reading the keys of schema %s: %w", quoteIdent(schema), err)
+		return nil, nil, err
 	}
 	defer rows.Close()
 	var keys []Key
+	var skipped []Skipped
 	for rows.Next() {
-		var table, column string
-		if err := rows.Scan(&table, &column); err != nil {
-			return nil, fmt.Errorf("migrations: convert: reading the keys of schema %s: %w", quoteIdent(schema), err)
+		var table, column, why string
+		if err := rows.Scan(&table, &column, &why); err != nil {
+			return nil, nil, err
 		}
-		keys = append(keys, Key{qualified{schema, table}.sql(), column})
+		name := qualified{schema, table}.sql()
+		switch {
+		case why == "":
+			keys = append(keys, Key{name, column})
+		case len(skipped) == 0 || skipped[len(skipped)-1].Table != name:
+			skipped = append(skipped, Skipped{name, why})
+		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("migrations: convert: reading the keys of schema %s: %w", quoteIdent(schema), err)
+	return keys, skipped, rows.Err()
+}
+
+// skippedNote names the skipped tables for a message, or is empty.
+func skippedNote(skipped []Skipped) string {
+	if len(skipped) == 0 {
+		return ""
 	}
-	if len(keys) == 0 {
-		return nil, fmt.Errorf("%w: schema %s has no serial, identity or converted column", ErrConvert, quoteIdent(schema))
+	out := make([]string, len(skipped))
+	for i, s := range skipped {
+		out[i] = s.Table + " (" + s.Why + ")"
 	}
-	return keys, nil
+	return " other than " + strings.Join(out, ", ") + ", which it leaves alone"
 }

@@ -77,47 +77,68 @@ func cmdConvert(args []string, stdout io.Writer) error {
 	}
 	defer db.Close()
 	ctx := context.Background()
-	conv, err := convertKeys(ctx, db, f)
+	conv, skipped, err := convertKeys(ctx, db, f)
+	header := skippedHeader(skipped, "-- ")
+	_, _ = io.WriteString(convertStderr, skippedHeader(skipped, "ulidflake: convert: "))
 	if errors.Is(err, migrations.ErrNoFunctions) {
 		return fmt.Errorf("%w; install them first, for example: ulidflake migrations up | psql \"$DATABASE_URL\" -v ON_ERROR_STOP=1", migrations.ErrNoFunctions)
 	}
 	if errors.Is(err, migrations.ErrDependents) && !f.apply && !f.down && f.tool == "" {
 		// The SQL is printed all the same: it runs between the statements
 		// that drop the dependent objects and create them again.
-		_, _ = io.WriteString(stdout, conv.Up)
+		_, _ = io.WriteString(stdout, header+conv.Up)
 	}
 	if err != nil {
 		return err
 	}
 	switch {
 	case f.tool != "":
-		return writeConversion(conv, f, stdout)
+		return writeConversion(conv, header, f, stdout)
 	case f.apply:
 		return applyConversion(ctx, db, conv, f.down, stdout)
 	case f.down:
-		_, err = io.WriteString(stdout, conv.Down)
+		_, err = io.WriteString(stdout, header+conv.Down)
 	case conv.Up == "":
-		_, err = fmt.Fprintf(stdout, "-- the columns are converted already; -down prints the way back\n")
+		_, err = fmt.Fprintf(stdout, "%s-- the columns are converted already; -down prints the way back\n", header)
 	default:
-		_, err = io.WriteString(stdout, conv.Up)
+		_, err = io.WriteString(stdout, header+conv.Up)
 	}
 	return err
 }
 
-// convertKeys reads the keys that -table and -schema name.
-func convertKeys(ctx context.Context, db *sql.DB, f convertFlags) (migrations.Conversion, error) {
+// convertStderr receives the notes on the tables -schema skipped.
+var convertStderr io.Writer = os.Stderr
+
+// convertKeys reads the keys that -table and -schema name, and the tables
+// -schema skipped as migration history.
+func convertKeys(ctx context.Context, db *sql.DB, f convertFlags) (migrations.Conversion, []migrations.Skipped, error) {
 	var keys []migrations.Key
 	for _, t := range f.tables {
 		keys = append(keys, migrations.Key{Table: t, Column: f.column})
 	}
+	var skipped []migrations.Skipped
 	if f.schema != "" {
-		more, err := migrations.SchemaKeys(ctx, db, f.schema)
+		more, s, err := migrations.SchemaKeys(ctx, db, f.schema)
 		if err != nil {
-			return migrations.Conversion{}, err
+			return migrations.Conversion{}, s, err
 		}
-		keys = append(keys, more...)
+		keys, skipped = append(keys, more...), s
 	}
-	return migrations.ConvertKeys(ctx, db, keys, migrations.WithLockTimeout(f.lock))
+	conv, err := migrations.ConvertKeys(ctx, db, keys, migrations.WithLockTimeout(f.lock))
+	return conv, skipped, err
+}
+
+// commentSafe keeps a name on its comment line, and out of goose's
+// annotations (a line with "--" and "+goose").
+var commentSafe = strings.NewReplacer("\r", `\r`, "\n", `\n`, "+goose", "(+)goose")
+
+// skippedHeader writes the skipped tables one a line, after prefix.
+func skippedHeader(skipped []migrations.Skipped, prefix string) string {
+	var b strings.Builder
+	for _, s := range skipped {
+		fmt.Fprintf(&b, "%sskipped %s: %s, left alone\n", prefix, commentSafe.Replace(s.Table), s.Why)
+	}
+	return b.String()
 }
 
 // applyConversion runs one side and says what it did.
@@ -135,9 +156,9 @@ func applyConversion(ctx context.Context, db *sql.DB, conv migrations.Conversion
 	return nil
 }
 
-// writeConversion writes the migration files into f.dir, refusing to
-// overwrite any file.
-func writeConversion(conv migrations.Conversion, f convertFlags, stdout io.Writer) error {
+// writeConversion writes the migration files into f.dir, each beginning
+// with header, refusing to overwrite any file.
+func writeConversion(conv migrations.Conversion, header string, f convertFlags, stdout io.Writer) error {
 	version := f.version
 	if version == "" {
 		next, err := nextVersion(f.dir, f.tool)
@@ -163,7 +184,7 @@ func writeConversion(conv migrations.Conversion, f convertFlags, stdout io.Write
 	}
 	for _, n := range names {
 		path := filepath.Join(f.dir, n)
-		if err := os.WriteFile(path, []byte(files[n]), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(header+files[n]), 0o644); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "wrote %s\n", path)

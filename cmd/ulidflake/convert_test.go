@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ulidflake/ulidflake/migrations"
 )
 
 // A database that cannot be reached is a failure of the machine, not of
@@ -62,5 +64,22 @@ func TestNextVersion(t *testing.T) {
 	}
 	if got, err := nextVersion(dir, "golang-migrate"); err != nil || got != "000011" {
 		t.Errorf("got %q, %v; want 000011", got, err)
+	}
+}
+
+// The tables -schema skipped are one comment line each, whatever their
+// names: a line break or goose's "+goose" stays inside the comment.
+func TestSkippedHeader(t *testing.T) {
+	got := skippedHeader([]migrations.Skipped{
+		{Table: `"public"."goose_db_version"`, Why: "goose's version table"},
+		{Table: "\"public\".\"odd\n+goose Down\"", Why: "goose's version table"},
+	}, "-- ")
+	want := "-- skipped \"public\".\"goose_db_version\": goose's version table, left alone\n" +
+		"-- skipped \"public\".\"odd\\n(+)goose Down\": goose's version table, left alone\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if skippedHeader(nil, "-- ") != "" {
+		t.Error("no table skipped: no line")
 	}
 }

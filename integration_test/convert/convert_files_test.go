@@ -78,7 +78,7 @@ func TestConvertFilesReplay(t *testing.T) {
 		sdb := itest.StdDB(t, db)
 		_, err := sdb.Exec(invoicing)
 		require.NoError(t, err)
-		keys, err := migrations.SchemaKeys(ctx, sdb, "billing")
+		keys, _, err := migrations.SchemaKeys(ctx, sdb, "billing")
 		require.NoError(t, err)
 		require.Len(t, keys, 3)
 		// In the CLI's order: -table first, then -schema's.
@@ -242,7 +242,7 @@ line"`, "id")
 
 		_, err = migrations.ConvertKeys(ctx, sdb, []migrations.Key{{Table: "k", Column: "id"}, {Table: "public.k", Column: "id"}})
 		require.ErrorIs(t, err, migrations.ErrConvert, "the same key twice")
-		_, err = migrations.SchemaKeys(ctx, sdb, "nowhere")
+		_, _, err = migrations.SchemaKeys(ctx, sdb, "nowhere")
 		require.ErrorIs(t, err, migrations.ErrConvert)
 	})
 }
