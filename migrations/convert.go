@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ulidflake/ulidflake/flake"
 )
 
 // Key names a key column to convert: Table as PostgreSQL reads a table
@@ -35,6 +37,7 @@ type Conversion struct {
 	Dependents []string
 
 	up, down []string // the statements of each side, for Files
+	fnSchema string   // where the functions it calls are installed
 }
 
 // ConvertOption configures [ConvertSerial] and [ConvertKeys].
@@ -132,6 +135,7 @@ func ConvertKeys(ctx context.Context, db *sql.DB, keys []Key, opts ...ConvertOpt
 	if err != nil {
 		return c, err
 	}
+	c.fnSchema = ts[0].fnSchema
 	if o.generator == "" {
 		o.generator = quoteIdent(ts[0].fnSchema) + ".ulid_flake()"
 	}
@@ -270,6 +274,44 @@ func (c Conversion) Files(tool, base string) (map[string]string, error) {
 			}
 		}
 		return map[string]string{base + ".sql": "-- +goose Up\n" + gooseStatements(c.up) + "\n-- +goose Down\n" + gooseStatements(c.down)}, nil
+	}
+	return nil, fmt.Errorf("%w: unknown tool %q: want golang-migrate or goose", ErrConvert, tool)
+}
+
+// EpochFiles returns, as migration files for tool named after base (as
+// [Conversion.Files] names them), the application's migration that fixes
+// the epoch: ulid_flake_set_epoch with epoch's Unix milliseconds, in the
+// schema of the functions the conversion calls. Put it in the
+// application's history after the library's install and before the
+// conversion (and any table whose default calls the generators), so that
+// a database replayed from history gets the epoch, which otherwise lives
+// only in the installing session's settings (docs/sql.md, "The epoch").
+// Where the epoch is in force already it changes nothing; where another is
+// and IDs may exist, it fails (55000) rather than move their times. Its
+// down side changes nothing: IDs may exist under the epoch by then. It
+// returns [ErrConvert] for another tool, a bad base, or a Conversion that
+// [ConvertKeys] did not make.
+func (c Conversion) EpochFiles(tool, base string, epoch flake.Epoch) (map[string]string, error) {
+	if c.fnSchema == "" {
+		return nil, fmt.Errorf("%w: no conversion: call ConvertKeys", ErrConvert)
+	}
+	if !fileBase.MatchString(base) {
+		return nil, fmt.Errorf("%w: file name %q: want a version and a name, like 000002_ulid_flake_epoch", ErrConvert, base)
+	}
+	comment := fmt.Sprintf("-- The epoch of the application's IDs, %s, fixed before any column takes them\n"+
+		"-- (docs/sql.md, \"The epoch\"): a database replayed from history gets it too.\n",
+		time.UnixMilli(epoch.UnixMilli()).UTC().Format(time.RFC3339))
+	up := fmt.Sprintf("SELECT %s.ulid_flake_set_epoch(%d::bigint);\n", quoteIdent(c.fnSchema), epoch.UnixMilli())
+	down := "SELECT 1; -- the epoch stays: IDs may have been made under it\n"
+	switch tool {
+	case "golang-migrate":
+		return map[string]string{base + ".up.sql": comment + up, base + ".down.sql": down}, nil
+	case "goose":
+		if strings.ContainsAny(c.fnSchema, "\r\n") {
+			return nil, fmt.Errorf("%w: schema %s: goose reads files line by line, and this name holds a line break",
+				ErrConvert, quoteIdent(c.fnSchema))
+		}
+		return map[string]string{base + ".sql": comment + "-- +goose Up\n" + up + "-- +goose Down\n" + down}, nil
 	}
 	return nil, fmt.Errorf("%w: unknown tool %q: want golang-migrate or goose", ErrConvert, tool)
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ulidflake/ulidflake/flake"
 	"github.com/ulidflake/ulidflake/migrations"
 )
 
@@ -91,4 +92,37 @@ func ExampleWithGenerator() {
 		panic(err)
 	}
 	fmt.Print(conv.Up)
+}
+
+func ExampleConversion_EpochFiles() {
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		return // needs a server with the tables
+	}
+	db, _ := sql.Open("pgx", url)
+	defer db.Close()
+	conv, err := migrations.ConvertKeys(context.Background(), db, []migrations.Key{{Table: "customers", Column: "id"}})
+	if err != nil {
+		panic(err)
+	}
+	epoch, err := flake.NewEpoch(time.Date(2022, 1, 1, 0, 0, 0, 0, time.UTC)) // before the oldest row
+	if err != nil {
+		panic(err)
+	}
+	// The epoch as version 2, the conversion as version 3.
+	epochFiles, err := conv.EpochFiles("goose", "00002_ulid_flake_epoch", epoch)
+	if err != nil {
+		panic(err)
+	}
+	keyFiles, err := conv.Files("goose", "00003_ulid_flake_keys")
+	if err != nil {
+		panic(err)
+	}
+	for _, files := range []map[string]string{epochFiles, keyFiles} {
+		for name, text := range files {
+			if err := os.WriteFile(filepath.Join("db/migrations", name), []byte(text), 0o644); err != nil {
+				panic(err)
+			}
+		}
+	}
 }
