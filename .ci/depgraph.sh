@@ -3,9 +3,10 @@
 # users do (GOWORK off):
 #  1. each package imports, from outside the standard library and this
 #     module, exactly the modules the README says it needs: flake, sqltype,
-#     migrations (database/sql only) and the root package none; pgxtype,
-#     sidlease and the CLI pgx; gormplugin GORM. Both ways: a package that
-#     starts needing a module, or stops needing one the README names, fails.
+#     migrations and blocks (database/sql only) and the root package none;
+#     pgxtype, sidlease and the CLI pgx; gormplugin GORM. Both ways: a
+#     package that starts needing a module, or stops needing one the README
+#     names, fails; so does a package this list misses.
 #  2. `go list -m all` lists no test harness, container, SQLite, plotting or
 #     telemetry module: the harness, the integration tests, the quickstart
 #     and the examples are modules of their own. It does list pgx and GORM
@@ -54,6 +55,15 @@ needs() {
 }
 pgx=github.com/jackc/pgx/v5
 gorm=gorm.io/gorm
+list="
+/flake
+/sqltype
+/migrations
+/blocks
+/pgxtype $pgx
+/sidlease $pgx
+/gormplugin $gorm
+/cmd/ulidflake $pgx"
 bad=0
 while read -r pkg want; do
 	got=$(needs "$mod$pkg")
@@ -62,18 +72,10 @@ while read -r pkg want; do
 		echo "  want ${want:-the standard library only}: fix the package or the README's Install section"
 		bad=1
 	fi
-done <<LIST
-
-/flake
-/sqltype
-/migrations
-/pgxtype $pgx
-/sidlease $pgx
-/gormplugin $gorm
-/cmd/ulidflake $pgx
-LIST
-if [ "$(go list $mod/... | wc -l)" -ne 8 ]; then
-	echo "the module has $(go list $mod/... | wc -l) packages, this list 8: add the new one"
+done <<<"$list"
+listed=$(echo "$list" | wc -l) have=$(go list $mod/... | wc -l)
+if [ "$have" -ne "$listed" ]; then
+	echo "the module has $have packages, this list $listed: add the new one"
 	bad=1
 fi
 
