@@ -37,6 +37,7 @@ type Conversion struct {
 	Dependents []string
 
 	up, down []string // the statements of each side, for Files
+	idents   []string // every name read from the catalog that the SQL holds, for Files
 	fnSchema string   // where the functions it calls are installed
 }
 
@@ -147,6 +148,7 @@ func ConvertKeys(ctx context.Context, db *sql.DB, keys []Key, opts ...ConvertOpt
 	c.Down = transaction("Back from a Ulid-Flake default to sequences, in one transaction; the columns stay bigint.", c.down)
 	for _, t := range ts {
 		c.Dependents = append(c.Dependents, t.dependents...)
+		c.idents = append(c.idents, t.idents()...)
 	}
 	if len(c.Dependents) > 0 {
 		return c, dependentsError(c.names(), c.Dependents)
@@ -253,9 +255,10 @@ func truncate(s string, n int) string {
 // DO blocks between StatementBegin and StatementEnd. The files replay on
 // any database with the same schema (see [ConvertKeys]). It returns
 // [ErrConvert] for another tool, a bad base, columns converted already (no
-// up side: the file would record nothing), and, for goose, a name with a
-// line break (goose reads the file line by line), and [ErrDependents]
-// while objects stand in the way of Up.
+// up side: the file would record nothing), and, for goose, which reads
+// the file line by line, a name with a line break (table, column,
+// sequence, foreign key or install schema) or any line it would take for
+// an annotation; [ErrDependents] while objects stand in the way of Up.
 func (c Conversion) Files(tool, base string) (map[string]string, error) {
 	if _, err := c.side(DirectionUp); err != nil {
 		return nil, err
@@ -267,11 +270,8 @@ func (c Conversion) Files(tool, base string) (map[string]string, error) {
 	case "golang-migrate":
 		return map[string]string{base + ".up.sql": c.Up, base + ".down.sql": c.Down}, nil
 	case "goose":
-		for _, k := range c.Keys {
-			if strings.ContainsAny(k.Table+k.Column, "\r\n") {
-				return nil, fmt.Errorf("%w: %s: goose reads files line by line, and this name holds a line break: rename it, or use golang-migrate's files",
-					ErrConvert, quoteIdent(k.Table+"."+k.Column))
-			}
+		if err := c.gooseSafe(); err != nil {
+			return nil, err
 		}
 		return map[string]string{base + ".sql": "-- +goose Up\n" + gooseStatements(c.up) + "\n-- +goose Down\n" + gooseStatements(c.down)}, nil
 	}
@@ -318,6 +318,28 @@ func (c Conversion) EpochFiles(tool, base string, epoch flake.Epoch) (map[string
 
 // fileBase is a migration's version and name, as both tools read them.
 var fileBase = regexp.MustCompile(`^[0-9]+_[A-Za-z0-9_]+$`)
+
+// gooseSafe refuses what goose would read otherwise than PostgreSQL: a
+// name with a line break (goose drops the \r of a \r\n, and may take the
+// line after for an annotation or the end of a statement), and any line
+// of a statement that goose reads as an annotation ("--" and "+goose").
+func (c Conversion) gooseSafe() error {
+	for _, name := range c.idents {
+		if strings.ContainsAny(name, "\r\n") {
+			return fmt.Errorf("%w: the name %s holds a line break, and goose reads files line by line: rename it, or use golang-migrate's files",
+				ErrConvert, quoteIdent(truncate(name, 100)))
+		}
+	}
+	for _, s := range append(append([]string(nil), c.up...), c.down...) {
+		for _, line := range strings.Split(s, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "--") && strings.Contains(line, "+goose") {
+				return fmt.Errorf("%w: goose would read the line %q of the conversion as an annotation: use golang-migrate's files",
+					ErrConvert, truncate(line, 100))
+			}
+		}
+	}
+	return nil
+}
 
 // gooseStatements writes stmts for goose, which ends a statement at a line
 // ending in a semicolon, except between StatementBegin and StatementEnd.

@@ -177,3 +177,17 @@ func quoteString(s string) string {
 	s = strings.ReplaceAll(s, `\`, `\\`)
 	return "E'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
+
+// idents returns every name read from the catalog that t's SQL may hold.
+func (t *target) idents() []string {
+	out := []string{t.table.schema, t.table.name, t.column, t.fnSchema, t.backSeq.schema, t.backSeq.name}
+	if t.seq != nil {
+		out = append(out, t.seq.schema, t.seq.name)
+	}
+	for _, r := range t.refs {
+		if r.base != "bigint" { // widened
+			out = append(out, r.table.schema, r.table.name, r.column)
+		}
+	}
+	return out
+}
