@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver for database/sql
 
 	"github.com/ulidflake/ulidflake/blocks"
+	"github.com/ulidflake/ulidflake/flake"
 	"github.com/ulidflake/ulidflake/gormplugin"
 )
 
@@ -119,4 +121,31 @@ func ExampleWithTimeout() {
 	// Output:
 	// blocks: invalid option: a nil *sql.DB
 	// blocks: invalid option: WithTimeout(0s): want a positive duration
+}
+
+// failures is a flake.Observer that counts failed reservations and prints
+// each wait for a block.
+type failures struct{ reserve atomic.Int64 }
+
+func (f *failures) Observe(e flake.Event) {
+	switch {
+	case e.Kind == flake.EventBlockReserve && e.Err != nil:
+		f.reserve.Add(1)
+	case e.Kind == flake.EventRefillWait:
+		fmt.Println(e.Kind, "gave up:", errors.Is(e.Err, blocks.ErrUnavailable))
+	}
+}
+
+func ExampleWithObserver() {
+	// A database that does not answer: nothing listens on port 1.
+	db, _ := sql.Open("pgx", "postgres://app@127.0.0.1:1/app")
+	defer db.Close()
+	var obs failures // in production, the OpenTelemetry adapter (module otel)
+	src, _ := blocks.New(db, blocks.WithObserver(&obs), blocks.WithTimeout(200*time.Millisecond))
+	defer src.Close()
+	_, err := src.New()
+	fmt.Println(errors.Is(err, blocks.ErrUnavailable), obs.reserve.Load() > 0)
+	// Output:
+	// refill_wait gave up: true
+	// true true
 }

@@ -86,9 +86,15 @@ func (s *Source) NewWait(ctx context.Context) (flake.ID, error) {
 		return id, nil
 	}
 	s.mu.Unlock()
+	var start time.Time
+	if s.o.obs != nil {
+		start = time.Now()
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.o.timeout)
 	defer cancel()
-	return s.wait(ctx)
+	id, err := s.wait(ctx)
+	s.waited(start, err)
+	return id, err
 }
 
 // wait waits for reservations until one gives an ID or ctx ends.
@@ -161,11 +167,16 @@ func (s *Source) reserve() chan struct{} {
 
 // fill runs one reservation and keeps its block, or its error; after an
 // error it pauses (50 ms, doubling up to 1 s) before it lets the next
-// start. An observer of reservations (their time, size, errors, and the
-// IDs dropped with blocks too old) would be told here and in take.
+// start. The observer hears of the reservation before a waiting caller
+// does.
 func (s *Source) fill(done chan struct{}) {
 	defer s.wg.Done()
+	var sent time.Time
+	if s.o.obs != nil {
+		sent = time.Now()
+	}
 	b, err := s.fetch()
+	s.reserved(sent, len(b.ids), err)
 	s.mu.Lock()
 	s.err = err
 	var pause time.Duration

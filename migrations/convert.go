@@ -142,10 +142,10 @@ func ConvertKeys(ctx context.Context, db *sql.DB, keys []Key, opts ...ConvertOpt
 	}
 	if !converted {
 		c.up = upStatements(ts, o)
-		c.Up = transaction("Convert serial or identity keys to a Ulid-Flake default, in one transaction.", c.up)
+		c.Up = transaction(upComment, c.up)
 	}
 	c.down = downStatements(ts, o)
-	c.Down = transaction("Back from a Ulid-Flake default to sequences, in one transaction; the columns stay bigint.", c.down)
+	c.Down = transaction(downComment, c.down)
 	for _, t := range ts {
 		c.Dependents = append(c.Dependents, t.dependents...)
 		c.idents = append(c.idents, t.idents()...)
@@ -248,17 +248,20 @@ func truncate(s string, n int) string {
 
 // Files returns the conversion as migration files for tool, named after
 // base, a version and a name ("000002_ulid_flake_keys"): for
-// "golang-migrate", base.up.sql and base.down.sql, each one transaction of
-// its own (run them with the postgres or pgx driver, without
-// x-multi-statement, which would split the DO blocks); for "goose", one
-// base.sql with its Up and Down sections, run in goose's transaction, the
-// DO blocks between StatementBegin and StatementEnd. The files replay on
-// any database with the same schema (see [ConvertKeys]). It returns
-// [ErrConvert] for another tool, a bad base, columns converted already (no
-// up side: the file would record nothing), and, for goose, which reads
-// the file line by line, a name with a line break (table, column,
-// sequence, foreign key or install schema) or any line it would take for
-// an annotation; [ErrDependents] while objects stand in the way of Up.
+// "golang-migrate", base.up.sql and base.down.sql without BEGIN and
+// COMMIT, as golang-migrate's postgres and pgx drivers send a file as one
+// query, which PostgreSQL runs as one transaction: a failure rolls back
+// the whole file and leaves the connection usable, so golang-migrate
+// releases its lock (do not set x-multi-statement, which splits the DO
+// blocks); for "goose", one base.sql with its Up and Down sections, run in
+// goose's transaction, the DO blocks between StatementBegin and
+// StatementEnd. The files replay on any database with the same schema (see
+// [ConvertKeys]). It returns [ErrConvert] for another tool, a bad base,
+// columns converted already (no up side: the file would record nothing),
+// and, for goose, which reads the file line by line, a name with a line
+// break (table, column, sequence, foreign key or install schema) or any
+// line it would take for an annotation; [ErrDependents] while objects
+// stand in the way of Up.
 func (c Conversion) Files(tool, base string) (map[string]string, error) {
 	if _, err := c.side(DirectionUp); err != nil {
 		return nil, err
@@ -268,7 +271,7 @@ func (c Conversion) Files(tool, base string) (map[string]string, error) {
 	}
 	switch tool {
 	case "golang-migrate":
-		return map[string]string{base + ".up.sql": c.Up, base + ".down.sql": c.Down}, nil
+		return map[string]string{base + ".up.sql": oneQuery(upComment, c.up), base + ".down.sql": oneQuery(downComment, c.down)}, nil
 	case "goose":
 		if err := c.gooseSafe(); err != nil {
 			return nil, err

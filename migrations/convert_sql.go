@@ -53,9 +53,24 @@ func pin(ts []target, o convertOptions) []string {
 // unpin gives search_path back the value that [pin] kept.
 const unpin = "SELECT pg_catalog.set_config('search_path', pg_catalog.current_setting('" + savedPath + "'), true);\n"
 
+// The comments over each side.
+const (
+	upComment   = "Convert serial or identity keys to a Ulid-Flake default, in one transaction."
+	downComment = "Back from a Ulid-Flake default to sequences, in one transaction; the columns stay bigint."
+)
+
 // transaction returns stmts as one transaction, under a comment.
 func transaction(comment string, stmts []string) string {
 	return "-- " + comment + "\nBEGIN;\n" + strings.Join(stmts, "") + "COMMIT;\n"
+}
+
+// oneQuery returns stmts under a comment, without BEGIN and COMMIT: sent
+// as one query, PostgreSQL runs them as one transaction, and a failure
+// ends it, so the connection stays usable (an explicit BEGIN would leave
+// it in a failed transaction until a ROLLBACK that golang-migrate never
+// sends, its advisory lock held).
+func oneQuery(comment string, stmts []string) string {
+	return "-- " + comment + " Send it as one query: PostgreSQL runs it as one transaction.\n" + strings.Join(stmts, "")
 }
 
 // regclass returns SQL for the OID of the table q, found by its quoted,

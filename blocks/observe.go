@@ -1,0 +1,34 @@
+package blocks
+
+import (
+	"errors"
+	"time"
+
+	"github.com/ulidflake/ulidflake/flake"
+)
+
+// WithObserver sends the source's events to o (docs/observability.md):
+// each reservation, as flake.EventBlockReserve (Count: the IDs in the
+// block; Duration: the round trip; Err when it failed, a reservation that
+// Close cut short excepted), and each call of New or NewWait that found no
+// ID in hand and waited for a block, as flake.EventRefillWait (Duration:
+// how long it waited; Err: the error it returned, nil when it got an ID).
+// Events carry SID -1 and no namespace. Without it, or with a nil o, the
+// source reports nothing and pays nothing for it.
+func WithObserver(o flake.Observer) Option { return func(c *options) { c.obs = o } }
+
+// reserved reports a reservation that started at sent and gave n IDs or
+// err; not one that Close cut short.
+func (s *Source) reserved(sent time.Time, n int, err error) {
+	if s.o.obs != nil && s.ctx.Err() == nil {
+		s.o.obs.Observe(flake.Event{Kind: flake.EventBlockReserve, SID: -1, Count: int64(n), Duration: time.Since(sent), Err: err})
+	}
+}
+
+// waited reports a wait for a block that started at start and ended with
+// err; not one that found the source closed.
+func (s *Source) waited(start time.Time, err error) {
+	if s.o.obs != nil && !errors.Is(err, ErrClosed) {
+		s.o.obs.Observe(flake.Event{Kind: flake.EventRefillWait, SID: -1, Duration: time.Since(start), Err: err})
+	}
+}
