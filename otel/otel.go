@@ -12,8 +12,9 @@
 // The instruments, their units and what each tells an operator to do are
 // in docs/observability.md. Names and units are stable: a change to them
 // is a breaking change. Every measurement of a lease or a block carries
-// the attribute ulidflake.namespace; claims, renewals and reservations
-// carry ulidflake.outcome, "ok" or "error".
+// the attribute ulidflake.namespace; claims, renewals, reservations and
+// refill waits carry ulidflake.outcome, "ok" or "error" (a wait that
+// ended with an error: the caller got no ID).
 package otel
 
 import (
@@ -96,7 +97,7 @@ func New(mp metric.MeterProvider) (*Observer, error) {
 	o.reserved = counter("ulidflake.block.reservations", "{block}", "Blocks reserved from the database, by outcome.")
 	o.reservedIDs = counter("ulidflake.block.reserved_ids", "{id}", "IDs in the blocks reserved.")
 	o.reserveTime = histogram("ulidflake.block.reserve.duration", "Round trip of a block's reservation.", msBuckets)
-	o.refillWait = histogram("ulidflake.block.refill_wait.duration", "Time a caller waited for a block to be refilled.", msBuckets)
+	o.refillWait = histogram("ulidflake.block.refill_wait.duration", "Time a caller waited for a block to be refilled, by outcome.", msBuckets)
 	var err error
 	o.skew, err = m.Float64Gauge("ulidflake.lease.clock_skew", metric.WithUnit("s"),
 		metric.WithDescription("This instance's clock minus the server's, at the last heartbeat."))
@@ -144,7 +145,7 @@ func (o *Observer) Observe(e flake.Event) {
 			o.reservedIDs.Add(ctx, e.Count, at)
 		}
 	case flake.EventRefillWait:
-		o.refillWait.Record(ctx, e.Duration.Seconds(), at)
+		o.refillWait.Record(ctx, e.Duration.Seconds(), o.attrs(e.Namespace, outcome(e.Err)))
 	}
 }
 

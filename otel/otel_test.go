@@ -163,8 +163,9 @@ func TestClockStep(t *testing.T) {
 	}
 }
 
-// Lease and block events carry their namespace, and claims, renewals and
-// reservations their outcome; a renewal sets the skew and the SIDs in use.
+// Lease and block events carry their namespace, and claims, renewals,
+// reservations and refill waits their outcome; a renewal sets the skew and
+// the SIDs in use.
 func TestAttributes(t *testing.T) {
 	obs, r := meter(t)
 	ns := otel.NamespaceKey.String("orders")
@@ -174,7 +175,9 @@ func TestAttributes(t *testing.T) {
 	obs.Observe(flake.Event{Kind: flake.EventLeaseRenew, Namespace: "orders", SID: 4, Err: errors.New("timeout")})
 	obs.Observe(flake.Event{Kind: flake.EventLeaseLoss, Namespace: "orders", SID: 4})
 	obs.Observe(flake.Event{Kind: flake.EventBlockReserve, Namespace: "orders", Count: 1000, Duration: time.Millisecond})
+	obs.Observe(flake.Event{Kind: flake.EventBlockReserve, Namespace: "orders", Duration: time.Second, Err: errors.New("refused")})
 	obs.Observe(flake.Event{Kind: flake.EventRefillWait, Namespace: "orders", Duration: time.Millisecond})
+	obs.Observe(flake.Event{Kind: flake.EventRefillWait, Namespace: "orders", Duration: time.Second, Err: context.DeadlineExceeded})
 	obs.Observe(flake.Event{Kind: 200}) // unknown: ignored
 	got := collect(t, r)
 	at := func(kv ...attribute.KeyValue) attribute.Distinct {
@@ -196,9 +199,11 @@ func TestAttributes(t *testing.T) {
 		{"ulidflake.lease.sids_in_use", at(ns), 7},
 		{"ulidflake.lease.losses", at(ns), 1},
 		{"ulidflake.block.reservations", at(ns, ok), 1},
+		{"ulidflake.block.reservations", at(ns, failed), 1},
 		{"ulidflake.block.reserved_ids", at(ns), 1000},
-		{"ulidflake.block.reserve.duration", at(ns), 1},
-		{"ulidflake.block.refill_wait.duration", at(ns), 1},
+		{"ulidflake.block.reserve.duration", at(ns), 2},
+		{"ulidflake.block.refill_wait.duration", at(ns, ok), 1},
+		{"ulidflake.block.refill_wait.duration", at(ns, failed), 1},
 	} {
 		if p, found := got[c.name][c.set]; !found || p.value != c.value {
 			t.Errorf("%s %v: %v (found %t), want %v", c.name, c.set, p.value, found, c.value)
