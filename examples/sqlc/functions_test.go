@@ -3,15 +3,19 @@ package sqlcexample
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/lib/pq"
 
+	"github.com/ulidflake/ulidflake"
 	"github.com/ulidflake/ulidflake/examples/sqlc/dbpgx"
 	"github.com/ulidflake/ulidflake/examples/sqlc/dbstd"
 	"github.com/ulidflake/ulidflake/examples/sqlc/idtype"
@@ -106,6 +110,7 @@ type functions struct {
 	byText    func(string) (dbpgx.Customer, error)
 	byPrefix  func(string) (dbpgx.Customer, error)
 	generator func() (dbpgx.GeneratorsRow, error)
+	block     func(n int32) ([]ulidflake.ID, error)
 }
 
 func pgxFunctions(q *dbpgx.Queries) functions {
@@ -123,6 +128,7 @@ func pgxFunctions(q *dbpgx.Queries) functions {
 		byText:    func(s string) (dbpgx.Customer, error) { return q.GetCustomerByText(ctx, s) },
 		byPrefix:  func(s string) (dbpgx.Customer, error) { return q.GetCustomerByPrefixed(ctx, s) },
 		generator: func() (dbpgx.GeneratorsRow, error) { return q.Generators(ctx) },
+		block:     func(n int32) ([]ulidflake.ID, error) { return q.ReserveBlock(ctx, n) },
 	}
 }
 
@@ -157,7 +163,41 @@ func stdFunctions(q *dbstd.Queries) functions {
 			r, err := q.Generators(ctx)
 			return dbpgx.GeneratorsRow(r), err
 		},
+		block: func(n int32) ([]ulidflake.ID, error) { return q.ReserveBlock(ctx, n) },
 	}
+}
+
+// testBlock: ReserveBlock returns n IDs of this moment, ascending, in the
+// scalable layout with the node's SID (7), and refuses n = 0 with 22023.
+func testBlock(t *testing.T, block func(n int32) ([]ulidflake.ID, error)) {
+	t.Helper()
+	start := time.Now()
+	ids, err := block(100)
+	if err != nil || len(ids) != 100 {
+		t.Fatalf("ReserveBlock(100) = %d IDs, %v; want 100", len(ids), err)
+	}
+	within(t, start, time.Now(), ids...)
+	for i, id := range ids {
+		if id.Int64()&31 != 7 || i > 0 && id <= ids[i-1] {
+			t.Errorf("ReserveBlock(100)[%d] = %s after %s: want ascending, SID 7", i, id, ids[max(i-1, 0)])
+		}
+	}
+	if _, err := block(0); sqlState(err) != "22023" {
+		t.Errorf("ReserveBlock(0): %v, want SQLSTATE 22023", err)
+	}
+}
+
+// sqlState is the SQLSTATE of err, from pgx or lib/pq.
+func sqlState(err error) string {
+	var pgErr *pgconn.PgError
+	var pqErr *pq.Error
+	switch {
+	case errors.As(err, &pgErr):
+		return pgErr.Code
+	case errors.As(err, &pqErr):
+		return string(pqErr.Code)
+	}
+	return ""
 }
 
 func testFunctions(t *testing.T, f functions) {
@@ -173,6 +213,7 @@ func testFunctions(t *testing.T, f functions) {
 	if g, err := f.generator(); err != nil || g != (dbpgx.GeneratorsRow{EpochMs: flake.DefaultEpochUnixMilli, Sid: 7}) {
 		t.Errorf("Generators = %+v, %v; want the default epoch and SID 7", g, err)
 	}
+	testBlock(t, f.block)
 
 	c, err := f.create("ada")
 	if err != nil {

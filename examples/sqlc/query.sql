@@ -105,3 +105,8 @@ INSERT INTO customers (id, name) VALUES (ulid_flake_at(@created_at), @name) RETU
 -- name: Generators :one
 -- What the generators read: the epoch (Unix ms) and the SID in force.
 SELECT ulid_flake_epoch_ms() AS epoch_ms, ulid_flake_node_sid() AS sid;
+
+-- name: ReserveBlock :one
+-- n IDs made by the database, ascending, for an application to hand out
+-- (package blocks does this in Go): 1 to 65,536, else SQLSTATE 22023.
+SELECT ulid_flake_block(@n)::ulid_flake_id[] AS ids;

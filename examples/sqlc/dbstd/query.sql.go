@@ -522,3 +522,16 @@ func (q *Queries) PostIDsByAuthor(ctx context.Context) ([]PostIDsByAuthorRow, er
 	}
 	return items, nil
 }
+
+const reserveBlock = `-- name: ReserveBlock :one
+SELECT ulid_flake_block($1)::ulid_flake_id[] AS ids
+`
+
+// n IDs made by the database, ascending, for an application to hand out
+// (package blocks does this in Go): 1 to 65,536, else SQLSTATE 22023.
+func (q *Queries) ReserveBlock(ctx context.Context, n int32) ([]ulidflake.ID, error) {
+	row := q.db.QueryRowContext(ctx, reserveBlock, n)
+	var ids []ulidflake.ID
+	err := row.Scan(pq.Array(&ids))
+	return ids, err
+}
