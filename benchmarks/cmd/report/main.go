@@ -6,6 +6,8 @@
 //	go run ./cmd/report -quick                     # about 14 minutes: checks the command, not figures
 //	go run ./cmd/report -from ../docs/benchmarks/results.json   # the report again, from saved results
 //	go run ./cmd/report -only burst                 # about 1 minute: bursts and the first call after a pause only, printed
+//	go run ./cmd/report -only observer              # about 1 minute: New's cost with and without an observer, printed
+//	go run ./cmd/report -only blocks                # about 1 minute: blocks against a SID lease, printed
 //
 // Every comparison is repeated (-reps, at least 3) and interleaved: each
 // repetition runs every benchmark once, so the k-th figure of two
@@ -51,7 +53,7 @@ var (
 	charts  = flag.String("charts", "../docs/benchmarks", "where the PNG charts go")
 	quick   = flag.Bool("quick", false, "short runs, to check the command itself (figures not for the report)")
 	from    = flag.String("from", "", "render the report from a results.json of an earlier run instead of running")
-	only    = flag.String("only", "", `run one section, -reps times, and print its figures and goals, writing nothing: "burst" (BenchmarkGenerateBurst)`)
+	only    = flag.String("only", "", `run one section, -reps times, and print its figures and goals, writing nothing: "burst" (BenchmarkGenerateBurst), "observer" (BenchmarkObserver), "blocks" (BenchmarkBlocksCost)`)
 )
 
 // saved is what results.json keeps of a run, so that the report can be
@@ -66,6 +68,9 @@ type saved struct {
 	Count    int // repetitions
 	Quick    bool
 	Machine  string
+	// BlocksImage is the server of BenchmarkBlocksCost, as
+	// ULIDFLAKE_PG_IMAGES names it.
+	BlocksImage string
 }
 
 // results maps a benchmark name (without the -N suffix) and a unit to the
@@ -100,9 +105,15 @@ var (
 
 // run runs go test in dir with args, echoes its output, and parses it.
 func run(r results, versions map[string]string, dir string, args ...string) {
-	log.Printf("(in %s) go %s", dir, strings.Join(args, " "))
+	runEnv(nil, r, versions, dir, args...)
+}
+
+// runEnv is run with the variables env added to the environment.
+func runEnv(env []string, r results, versions map[string]string, dir string, args ...string) {
+	log.Printf("(in %s) %s go %s", dir, strings.Join(env, " "), strings.Join(args, " "))
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	var buf bytes.Buffer
 	cmd.Stdout = &buf
@@ -157,7 +168,8 @@ func main() {
 	}
 	*reps, *rows, *quick = sv.Count, sv.Rows, sv.Quick
 	r, versions, started := sv.Results, sv.Versions, sv.Started
-	rep := report{r: r, versions: versions, started: started, rows: *rows, rotRows: sv.RotRows, defRows: sv.DefRows, quick: *quick, machine: sv.Machine}
+	rep := report{r: r, versions: versions, started: started, rows: *rows, rotRows: sv.RotRows, defRows: sv.DefRows, quick: *quick, machine: sv.Machine,
+		blocksImg: sv.BlocksImage}
 	rep.libs = libVersions()
 	if err := os.MkdirAll(*charts, 0o755); err != nil {
 		log.Fatal(err)
@@ -191,6 +203,7 @@ func measure() saved {
 		run(r, versions, ".", "test", "-run", "^$", "-bench", "^Benchmark(Generate|GenerateParallel|Parse|String|Append|MarshalJSON|UnmarshalJSON|Prefixed(Parse|String|MarshalJSON|UnmarshalJSON))$",
 			"-benchmem", "-count", "1", "-benchtime", short("1s", "50ms"), ".")
 		run(r, versions, ".", burstArgs(short("100x", "10x"))...)
+		run(r, versions, ".", observerArgs(short("1s", "100ms"))...)
 		run(r, versions, "..", "test", "-run", "^$", "-bench", ".", "-benchmem", "-count", "1", "-benchtime", short("1s", "50ms"), "./flake", "./pgxtype")
 		run(r, versions, ".", "test", "-run", "^$", "-bench", "^BenchmarkPgxScan1M$", "-benchmem", "-count", "1", "-benchtime", short("3x", "1x"), "-v", ".")
 		run(r, versions, "..", "test", "-run", "^$", "-bench", "BenchmarkGormCreate|BenchmarkSQLGenerate|BenchmarkSQLCopyDefault", "-count", "1",
@@ -207,6 +220,9 @@ func measure() saved {
 	log.Printf("the defaults made by PostgreSQL, with the C extension, in rotation, %d rounds (%s so far)", n, time.Since(started).Round(time.Second))
 	run(r, versions, ".", "test", "-run", "^$", "-bench", "^BenchmarkDefaults$", "-count", "1", "-benchtime", "1x", "-v",
 		"-timeout", "3h", "./extension", "-args", "-reps", strconv.Itoa(n), "-rows", strconv.Itoa(defRows))
+	log.Printf("blocks against a SID lease, %d rounds (%s so far)", n, time.Since(started).Round(time.Second))
+	img := blocksImage()
+	runEnv([]string{"ULIDFLAKE_PG_IMAGES=" + img}, r, versions, ".", blocksArgs(short("2s", "100ms"), n)...)
 	rows := *rows
 	if *quick {
 		rows = 100_000
@@ -218,7 +234,7 @@ func measure() saved {
 	log.Printf("measured in %s", took)
 	rr, _ := strconv.Atoi(rotRows)
 	return saved{Results: r, Versions: versions, Started: started, Rows: rows, RotRows: rr, DefRows: defRows, Count: n, Quick: *quick,
-		Machine: fmt.Sprintf("%s, took %s", machine(), took)}
+		Machine: fmt.Sprintf("%s, took %s", machine(), took), BlocksImage: img}
 }
 
 // burstArgs runs BenchmarkGenerateBurst once, for benchtime rounds.
@@ -226,21 +242,50 @@ func burstArgs(benchtime string) []string {
 	return []string{"test", "-run", "^$", "-bench", "^BenchmarkGenerateBurst$", "-count", "1", "-benchtime", benchtime, "."}
 }
 
+// sections are the sections that run alone (-only): each runs its
+// benchmarks n times, interleaved, and writes its figures and goals.
+var sections = map[string]struct {
+	measure func(r results, versions map[string]string, n int)
+	write   func(p *report)
+}{
+	"burst":    {func(r results, v map[string]string, n int) { repeat(r, v, n, burstArgs("100x")) }, (*report).bursts},
+	"observer": {func(r results, v map[string]string, n int) { repeat(r, v, n, observerArgs("1s")) }, (*report).observer},
+	"blocks": {func(r results, v map[string]string, n int) {
+		runEnv([]string{"ULIDFLAKE_PG_IMAGES=" + blocksImage()}, r, v, ".", blocksArgs("2s", n)...)
+	}, (*report).blocksCost},
+}
+
+// repeat runs go test with args n times in the benchmarks' directory.
+func repeat(r results, versions map[string]string, n int, args []string) {
+	for rep := 1; rep <= n; rep++ {
+		log.Printf("repetition %d of %d", rep, n)
+		run(r, versions, ".", args...)
+	}
+}
+
 // section runs one section of the report alone, -reps times, and prints
 // its figures and goals as the report would, writing nothing.
 func section(name string) {
-	if name != "burst" {
-		log.Fatalf("-only %q: the one section that runs alone is \"burst\"", name)
+	s, ok := sections[name]
+	if !ok {
+		log.Fatalf("-only %q: the sections that run alone are \"burst\", \"observer\" and \"blocks\"", name)
 	}
 	r, versions := results{}, map[string]string{}
 	n := max(*reps, 3)
-	for rep := 1; rep <= n; rep++ {
-		log.Printf("repetition %d of %d", rep, n)
-		run(r, versions, ".", burstArgs("100x")...)
+	s.measure(r, versions, n)
+	p := &report{r: r, versions: versions,
+		alone: fmt.Sprintf("Run alone (`go run ./cmd/report -only %s`) on %s, %s.", name, time.Now().UTC().Format("2006-01-02"), machine())}
+	s.write(p)
+	if len(p.goals) > 0 {
+		if !strings.HasSuffix(p.b.String(), "\n\n") {
+			p.f("\n")
+		}
+		p.f("| goal | measured | |\n|---|---|---|\n")
+		for _, g := range p.goals {
+			p.f("| %s | %s | %s |\n", g.what, g.measured, g.verdict)
+		}
 	}
-	p := &report{r: r}
-	fmt.Printf("%s, %d repetitions, interleaved\n\n", machine(), n)
-	fmt.Print(p.bursts())
+	fmt.Print(p.b.String())
 }
 
 // libVersions returns the versions of the peer libraries and drivers.

@@ -44,8 +44,12 @@ type report struct {
 	defRows  int
 	quick    bool
 	machine  string
-	b        strings.Builder
-	goals    []goal
+	// blocksImg is the server of BenchmarkBlocksCost (ULIDFLAKE_PG_IMAGES's form).
+	blocksImg string
+	// alone says when and where a section run alone (-only) ran, "" in a full report.
+	alone string
+	b     strings.Builder
+	goals []goal
 }
 
 type goal struct {
@@ -117,6 +121,7 @@ func (p *report) markdown(chartDir, out string) string {
 
 	p.core(chartDir, out)
 	p.ulidflakeCore()
+	p.observer()
 	p.prefixed()
 	p.pgx()
 	p.inserts(chartDir, out)
@@ -124,6 +129,7 @@ func (p *report) markdown(chartDir, out string) string {
 	p.copyDefault()
 	p.sqlGenerate()
 	p.gorm()
+	p.blocksCost()
 	p.goalsSection()
 	return p.b.String()
 }
@@ -244,10 +250,11 @@ func (p *report) peerGoals() {
 	}
 }
 
-// bursts returns the burst columns of every peer and the goals on them,
+// bursts writes the burst columns of every peer and the goals on them,
 // for -only burst.
-func (p *report) bursts() string {
-	p.f("| library | burst | first of a burst |\n|---|---|---|\n")
+func (p *report) bursts() {
+	b, _ := p.r.stat("GenerateBurst", "ns/id:ulidflake")
+	p.f("%s %d repetitions, interleaved.\n\n| library | burst | first of a burst |\n|---|---|---|\n", p.alone, b.n)
 	for _, pe := range peers {
 		b, ok := p.r.stat("GenerateBurst", "ns/id:"+pe.name)
 		f, _ := p.r.stat("GenerateBurst", "first-ns:"+pe.name)
@@ -256,11 +263,6 @@ func (p *report) bursts() string {
 		}
 	}
 	p.peerGoals()
-	p.f("\n| goal | measured | |\n|---|---|---|\n")
-	for _, g := range p.goals {
-		p.f("| %s | %s | %s |\n", g.what, g.measured, g.verdict)
-	}
-	return p.b.String()
 }
 
 // peerRatio returns the peer's time over ulidflake's in column col.

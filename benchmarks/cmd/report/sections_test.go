@@ -1,0 +1,63 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// The blocks section takes each source's rate over the lease's
+// repetition by repetition, and claims faster only where the ranges of
+// the rates do not overlap.
+func TestBlocksCost(t *testing.T) {
+	r := results{}
+	for k, v := range [][3]float64{{800e3, 1200e3, 170e3}, {900e3, 700e3, 180e3}, {1000e3, 1300e3, 175e3}} {
+		for i, s := range blockSources {
+			r.add("BlocksCost/"+s.name, "ids/s", v[i])
+			r.add("BlocksCost/"+s.name, "roundtrips/1000ids", float64(k))
+		}
+	}
+	p := &report{r: r, versions: map[string]string{"pg18": "18.1"}, blocksImg: "18"}
+	p.blocksCost()
+	got := p.b.String()
+	for _, want := range []string{
+		"PostgreSQL 18 (18.1)",
+		"| blocks of 1,024 | 900,000 (800,000–1,000,000) | 5.00× (4.71–5.71) | faster |",
+		"| blocks of 65,536 | 1,200,000 (700,000–1,300,000) | 7.06× (3.89–7.43) | faster |",
+		"| scalable layout, SID lease | 175,000 (170,000–180,000) | 1 | – | 1.000 (0.000–2.000) (heartbeats) |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in\n%s", want, got)
+		}
+	}
+}
+
+// The observer's goal is missed only when New with an observer is slower
+// than without over the whole range of the repetitions.
+func TestObserverGoal(t *testing.T) {
+	for _, c := range []struct {
+		none, with []float64
+		want       verdict
+	}{
+		{[]float64{33, 34, 35}, []float64{34, 35, 36}, met},
+		{[]float64{33, 34, 35}, []float64{40, 41, 42}, missed},
+	} {
+		r := results{}
+		for i := range c.none {
+			r.add("Observer/burst", "ns/New-median:none", c.none[i])
+			r.add("Observer/burst", "ns/New-median:observer", c.with[i])
+		}
+		p := &report{r: r}
+		p.observer()
+		if len(p.goals) != 1 || p.goals[0].verdict != c.want {
+			t.Errorf("%v against %v: goals %+v, want one %v", c.with, c.none, p.goals, c.want)
+		}
+	}
+}
+
+func TestThousands(t *testing.T) {
+	for v, want := range map[float64]string{999: "999", 1499: "1,000", 880_400: "880,000", 1_199_600: "1,200,000"} {
+		if got := thousands(v); got != want {
+			t.Errorf("thousands(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
