@@ -50,7 +50,8 @@
 // until its context ends or [WithTimeout] (default 10 s) passes; then it
 // returns an error wrapping [ErrUnavailable] and the cause. It retries
 // failed reservations meanwhile, pausing 50 ms, then longer, up to 1 s,
-// between them.
+// between them. [WithObserver] reports each reservation and each wait, for
+// metrics (docs/observability.md).
 //
 // # What it costs
 //
