@@ -121,7 +121,8 @@ var ErrNotFillable = errors.New("gormplugin: ulidflake:\"fill\" on a reference o
 	"which the plugin never fills: set it from the row it refers to")
 
 // Source makes IDs: a *ulidflake.Generator (ulidflake.NewGenerator with
-// flake options), or a *sidlease.Lease whose SID is held in PostgreSQL.
+// flake options), a *sidlease.Lease whose SID is held in PostgreSQL, or a
+// *blocks.Source, which hands out IDs from blocks PostgreSQL reserves.
 type Source interface {
 	NewWait(ctx context.Context) (flake.ID, error)
 }
@@ -137,7 +138,8 @@ type Plugin struct {
 type Option func(*Plugin)
 
 // WithGenerator sets where the IDs come from: a ulidflake.Generator with
-// the layout, SID, epoch and entropy of its options, or a sidlease.Lease.
+// the layout, SID, epoch and entropy of its options, a sidlease.Lease, or
+// a *blocks.Source.
 // Default: a stand-alone generator with the default epoch.
 func WithGenerator(g Source) Option {
 	return func(p *Plugin) { p.gen = g }
