@@ -24,15 +24,21 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m, pgtest.Migrated) }
 
-func open(t *testing.T, db *pgtest.DB) *ent.Client {
+// driver opens db through pgx's database/sql driver, with pgxtype's codec.
+func driver(t *testing.T, db *pgtest.DB) *entsql.Driver {
 	t.Helper()
 	cfg, err := pgx.ParseConfig(db.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sdb := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(pgxtype.AfterConnect))
-	client := ent.NewClient(ent.Driver(entsql.OpenDB(dialect.Postgres, sdb)))
-	t.Cleanup(func() { client.Close() })
+	drv := entsql.OpenDB(dialect.Postgres, stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(pgxtype.AfterConnect)))
+	t.Cleanup(func() { drv.Close() })
+	return drv
+}
+
+func open(t *testing.T, db *pgtest.DB) *ent.Client {
+	t.Helper()
+	client := ent.NewClient(ent.Driver(driver(t, db)))
 	if err := client.Schema.Create(context.Background()); err != nil {
 		t.Fatal(err)
 	}
