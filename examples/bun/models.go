@@ -115,3 +115,15 @@ func CreateTables(ctx context.Context, db *bun.DB) error {
 		ForeignKey(`("customer_id") REFERENCES "customers" ("id")`).Exec(ctx)
 	return err
 }
+
+// CustomersAfter returns a page of at most limit customers whose keys are
+// above after, in key order. The zero CustomerID gives the first page, in
+// the same query: ulidflake.Bound writes it as 0, below every ID, where the
+// CustomerID itself would refuse to be written (see Post.BeforeAppendModel
+// for what bun makes of that).
+func CustomersAfter(ctx context.Context, db bun.IDB, after CustomerID, limit int) ([]Customer, error) {
+	var cs []Customer
+	err := db.NewSelect().Model(&cs).Where("?TableAlias.id > ?", ulidflake.Bound(after.ID)).
+		OrderExpr("?TableAlias.id").Limit(int64(limit)).Scan(ctx)
+	return cs, err
+}
