@@ -112,9 +112,7 @@ var versions = []version{
 		owns:        []object{fn("ulid_flake_block")}},
 	{number: 10, adds: "errors of a time outside the epoch's range that name the fix",
 		fingerprint: []object{fn("ulid_flake_out_of_range(timestamp with time zone, bigint)")},
-		exempt: map[string]string{
-			"ulid_flake_out_of_range": "called with exact types only from the bodies of ulid_flake_min and _max; neither Migrate nor a version's file calls it",
-		}},
+		owns:        []object{fn("ulid_flake_out_of_range")}},
 }
 
 // meshStates are the SQLSTATEs of the mesh's refusals, from whichever

@@ -199,3 +199,39 @@ func TestPlantedOverloadsOfVersions9And10NeverRun(t *testing.T) {
 		require.False(t, isSuper(t, sdb, mallory))
 	})
 }
+
+// TestPlantedOutOfRangeRefused: a ulid_flake_out_of_range(timestamptz,
+// bigint) that another role planted at version 9 is version 10's
+// fingerprint: Migrate refuses it (ErrForeignOwner) instead of recording
+// version 10 as installed while ulid_flake_min and _max keep version 7's
+// bodies; once it is gone, version 10 installs and its hint is there.
+func TestPlantedOutOfRangeRefused(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		sdb := itest.EmptyDB(t, db.Server)
+		role := fmt.Sprintf("range_planter_%d", db.Server.Major)
+		_, err := sdb.ExecContext(ctx, `DROP ROLE IF EXISTS `+role+`; CREATE ROLE `+role+`; GRANT CREATE ON SCHEMA public TO `+role)
+		require.NoError(t, err)
+		t.Cleanup(func() { _, _ = db.Exec(context.Background(), `DROP ROLE IF EXISTS `+role) })
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(9))
+		require.NoError(t, err)
+		conn, err := sdb.Conn(ctx)
+		require.NoError(t, err)
+		_, err = conn.ExecContext(ctx, `SET ROLE `+role+`; CREATE FUNCTION public.ulid_flake_out_of_range(t timestamptz, e bigint)
+			RETURNS bigint LANGUAGE plpgsql AS $$`+plantEscalation(role, "42")+`$$; RESET ROLE`)
+		require.NoError(t, err)
+		require.NoError(t, conn.Close())
+
+		_, err = migrations.Migrate(ctx, sdb)
+		require.ErrorIs(t, err, migrations.ErrForeignOwner)
+		require.ErrorContains(t, err, role)
+		require.False(t, isSuper(t, sdb, role))
+		_, err = sdb.ExecContext(ctx, `DROP OWNED BY `+role)
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
+		checkVersions9And10(t, sdb, "")
+	})
+}
