@@ -3,6 +3,7 @@ package blocks_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -46,7 +47,11 @@ func TestBlockFunction(t *testing.T) {
 			var pg *pgconn.PgError
 			require.True(t, errors.As(err, &pg), "n = %v: %v", n, err)
 			require.Equal(t, "22023", pg.Code, "n = %v", n)
-			require.Contains(t, pg.Message, "want 1 to 65536")
+			want := "NULL"
+			if n != nil {
+				want = fmt.Sprint(n)
+			}
+			require.Equal(t, "ulid_flake_block: a block of "+want+" IDs: want 1 to 65536", pg.Message)
 		}
 	})
 }

@@ -34,7 +34,7 @@ DECLARE
 	ids bigint[];
 BEGIN
 	IF n IS NULL OR n < 1 OR n > 65536 THEN
-		RAISE EXCEPTION 'ulid_flake_block: a block of %%s IDs: want 1 to 65536', coalesce(n::text, 'NULL')
+		RAISE EXCEPTION 'ulid_flake_block: a block of %% IDs: want 1 to 65536', coalesce(n::text, 'NULL')
 			USING ERRCODE = '22023', HINT = 'Ask for at most 65536 IDs per call; call it again for more.';
 	END IF;
 	sid := %1$I.ulid_flake_node_sid();
