@@ -34,30 +34,41 @@
 // hands out no ID whose block was asked for more than MaxAge ago
 // (default [DefaultMaxAge], 1 s; [WithMaxAge]), on its monotonic clock:
 // it drops the rest of the block and uses or reserves a newer one. So an
-// ID's time is within MaxAge before the moment it was handed out, and of
+// ID's time is within MaxAge + 1 ms (its time is rounded down to the
+// millisecond) before the moment it was handed out, and of
 // two IDs handed out more than MaxAge apart, on any instances, the later
 // one's time is not earlier (on a mesh, add the skew between the nodes'
 // clocks). IDs handed out within MaxAge of each other may be in either
 // order, even from one Source. The database's clock stepping back breaks
-// the order as it does for IDs made by DEFAULT.
+// the order as it does for IDs made by DEFAULT. MaxAge must exceed the
+// reservation's round trip: a block that arrives older is dropped whole,
+// and New's error wraps [ErrBlockTooOld], naming the round trip.
 //
 // # Waiting
 //
-// When half of the current block is handed out, the Source reserves the
-// next in the background (one reservation at a time), so New rarely waits
-// for a round trip: it waits when a block is used up or too old before
-// the next arrives, and on the first call. [Source.NewWait] waits at most
+// When half of the current block is handed out, or half the MaxAge has
+// passed since it was asked for, the Source reserves the next in the
+// background (one reservation at a time), so New rarely waits for a round
+// trip, at a high rate or a low one: it waits when a block is used up or
+// too old before the next arrives, after a pause longer than half the
+// MaxAge, and on the first call. [Source.NewWait] waits at most
 // until its context ends or [WithTimeout] (default 10 s) passes; then it
 // returns an error wrapping [ErrUnavailable] and the cause. It retries
 // failed reservations meanwhile, pausing 50 ms, then longer, up to 1 s,
-// between them. [WithObserver] reports each reservation and each wait, for
-// metrics (docs/observability.md).
+// between them. A reservation still unanswered after WithTimeout (lib/pq
+// stops no query once it is sent) is given up on, its block dropped when
+// it comes, and a waiting New sends another: at most two run at once.
+// [WithObserver] reports each reservation and each wait, for metrics
+// (docs/observability.md); it reports a reservation on the goroutine that
+// made it, once a waiting New may go on, so Observe may call New, and
+// should return quickly.
 //
 // # What it costs
 //
-// One round trip per block; the IDs a block still holds when the instance
-// stops or crashes, or when the block grows older than MaxAge, are never
-// used (the database never makes them again). BENCHMARKS.md compares the
+// One round trip per block, and at least one per half the MaxAge while
+// IDs are handed out; the IDs a block still holds when the instance stops
+// or crashes, or when the block grows older than MaxAge, are never used
+// (the database never makes them again). BENCHMARKS.md compares the
 // rate and the round trips with the scalable layout under a lease.
 //
 // # Drivers, poolers and ORMs

@@ -12,15 +12,19 @@ import (
 // block; Duration: the round trip; Err when it failed, a reservation that
 // Close cut short excepted), and each call of New or NewWait that found no
 // ID in hand and waited for a block, as flake.EventRefillWait (Duration:
-// how long it waited; Err: the error it returned, nil when it got an ID).
-// Events carry SID -1 and no namespace. Without it, or with a nil o, the
-// source reports nothing and pays nothing for it.
+// how long it waited; Err: the error it returned, nil when it got an ID),
+// and each block it stopped handing out, as flake.EventBlockEnd (Count:
+// the IDs left in it, dropped because it aged out past MaxAge; 0 when it
+// was used up), not those Close drops. Events carry SID -1 and no
+// namespace. Without it, or with a nil o, the source reports nothing and
+// pays nothing for it.
 func WithObserver(o flake.Observer) Option { return func(c *options) { c.obs = o } }
 
 // reserved reports a reservation that started at sent and gave n IDs or
-// err; not one that Close cut short.
+// err. fill calls it for no reservation that Close cut short or that was
+// given up on.
 func (s *Source) reserved(sent time.Time, n int, err error) {
-	if s.o.obs != nil && s.ctx.Err() == nil {
+	if s.o.obs != nil {
 		s.o.obs.Observe(flake.Event{Kind: flake.EventBlockReserve, SID: -1, Count: int64(n), Duration: time.Since(sent), Err: err})
 	}
 }
@@ -30,5 +34,13 @@ func (s *Source) reserved(sent time.Time, n int, err error) {
 func (s *Source) waited(start time.Time, err error) {
 	if s.o.obs != nil && !errors.Is(err, ErrClosed) {
 		s.o.obs.Observe(flake.Event{Kind: flake.EventRefillWait, SID: -1, Duration: time.Since(start), Err: err})
+	}
+}
+
+// ended reports that the source stopped handing out b, used up or aged
+// out; not an empty b. The caller holds s.mu.
+func (s *Source) ended(b block) {
+	if s.o.obs != nil && b.ids != nil {
+		s.o.obs.Observe(flake.Event{Kind: flake.EventBlockEnd, SID: -1, Count: int64(len(b.ids) - b.next)})
 	}
 }

@@ -30,13 +30,21 @@ type Source struct {
 	filling chan struct{} // non-nil while a reservation runs; closed when it ends
 	err     error         // the last reservation's error, nil after a success
 	backoff time.Duration // the pause after a failed reservation
+	retryAt time.Time     // no reservation is sent before it (the pause)
+	overdue time.Time     // when the current reservation passes WithTimeout
+	running int           // reservations running: the current one, and one given up on
 	closed  bool
 }
+
+// ErrBlockTooOld: a block of IDs arrived older than MaxAge, so none of it
+// could be handed out: WithMaxAge must exceed the reservation's round trip.
+var ErrBlockTooOld = errors.New("blocks: a block of IDs arrived older than WithMaxAge")
 
 // block is a run of IDs, ascending, and when its IDs grow too old.
 type block struct {
 	ids     []flake.ID
 	next    int
+	ahead   time.Time // when it was asked for, plus half the MaxAge (monotonic)
 	expires time.Time // when it was asked for, plus MaxAge (monotonic)
 }
 
@@ -90,15 +98,16 @@ func (s *Source) NewWait(ctx context.Context) (flake.ID, error) {
 	if s.o.obs != nil {
 		start = time.Now()
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.o.timeout)
+	wctx, cancel := context.WithTimeout(ctx, s.o.timeout)
 	defer cancel()
-	id, err := s.wait(ctx)
+	id, err := s.wait(wctx, ctx)
 	s.waited(start, err)
 	return id, err
 }
 
-// wait waits for reservations until one gives an ID or ctx ends.
-func (s *Source) wait(ctx context.Context) (flake.ID, error) {
+// wait waits for reservations until one gives an ID or ctx ends; ctx is
+// the caller's context, caller, bounded by WithTimeout.
+func (s *Source) wait(ctx, caller context.Context) (flake.ID, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for {
@@ -108,47 +117,64 @@ func (s *Source) wait(ctx context.Context) (flake.ID, error) {
 		if id, ok := s.take(time.Now()); ok {
 			return id, nil
 		}
+		s.giveUpOverdue(time.Now())
 		done := s.reserve()
+		until, stop := s.untilOverdue(ctx)
 		s.mu.Unlock()
 		select {
 		case <-done:
-		case <-ctx.Done():
+		case <-until.Done():
 		}
+		stop()
 		s.mu.Lock()
 		if errors.Is(s.err, ErrNotInstalled) {
 			return 0, s.err
 		}
 		if ctx.Err() != nil {
-			return 0, s.unavailable(ctx.Err())
+			return 0, s.unavailable(ctx.Err(), caller.Err() != nil)
 		}
 	}
 }
 
-// unavailable is the error of a wait that ended with cause.
-func (s *Source) unavailable(cause error) error {
-	if s.err != nil {
-		return fmt.Errorf("%w within %v: %w (last reservation: %w)", ErrUnavailable, s.o.timeout, cause, s.err)
+// unavailable is the error of a wait that ended with cause: the caller's
+// context's end, or else WithTimeout's. It names which, and the last
+// reservation's error, or the reservation still running. The caller holds
+// s.mu.
+func (s *Source) unavailable(cause error, callers bool) error {
+	when := fmt.Sprintf("within WithTimeout(%v)", s.o.timeout)
+	if callers {
+		when = "before the caller's context ended"
 	}
-	return fmt.Errorf("%w within %v: %w", ErrUnavailable, s.o.timeout, cause)
+	switch {
+	case s.err != nil:
+		return fmt.Errorf("%w %s: %w (last reservation: %w)", ErrUnavailable, when, cause, s.err)
+	case s.filling != nil:
+		return fmt.Errorf("%w %s: %w (a reservation is running, with no answer yet)", ErrUnavailable, when, cause)
+	}
+	return fmt.Errorf("%w %s: %w", ErrUnavailable, when, cause)
 }
 
 // take hands out the next ID, from the current block or else the spare
 // one, dropping blocks used up or too old; it reserves the next block
-// once the current one is half used. The caller holds s.mu.
+// once the current one is half used or half the MaxAge old, so that a
+// caller at a low rate, whose blocks age out, rarely waits either. The
+// caller holds s.mu.
 func (s *Source) take(now time.Time) (flake.ID, bool) {
 	if s.closed {
 		return 0, false
 	}
 	if !s.cur.usable(now) {
+		s.ended(s.cur)
 		s.cur, s.spare = s.spare, block{}
 		if !s.cur.usable(now) {
+			s.ended(s.cur)
 			s.cur = block{}
 			return 0, false
 		}
 	}
 	id := s.cur.ids[s.cur.next]
 	s.cur.next++
-	if s.spare.ids == nil && 2*s.cur.next >= len(s.cur.ids) && s.err == nil {
+	if s.spare.ids == nil && s.err == nil && (2*s.cur.next >= len(s.cur.ids) || !now.Before(s.cur.ahead)) {
 		s.reserve()
 	}
 	return id, true
@@ -159,55 +185,88 @@ func (s *Source) take(now time.Time) (flake.ID, bool) {
 func (s *Source) reserve() chan struct{} {
 	if s.filling == nil {
 		s.filling = make(chan struct{})
+		s.running++
+		start := time.Now()
+		if start.Before(s.retryAt) {
+			start = s.retryAt
+		}
+		s.overdue = start.Add(s.o.timeout)
 		s.wg.Add(1)
-		go s.fill(s.filling)
+		go s.fill(s.filling, start)
 	}
 	return s.filling
 }
 
-// fill runs one reservation and keeps its block, or its error; after an
-// error it pauses (50 ms, doubling up to 1 s) before it lets the next
-// start. The observer hears of the reservation before a waiting caller
-// does.
-func (s *Source) fill(done chan struct{}) {
-	defer s.wg.Done()
-	var sent time.Time
-	if s.o.obs != nil {
-		sent = time.Now()
+// giveUpOverdue gives up on the current reservation once it has run past
+// WithTimeout (lib/pq stops no query once it is sent), so that a new one
+// starts, unless one given up on still runs: at most two run. The caller
+// holds s.mu.
+func (s *Source) giveUpOverdue(now time.Time) {
+	if s.filling != nil && s.running < 2 && !now.Before(s.overdue) {
+		s.filling = nil
 	}
+}
+
+// untilOverdue returns ctx, ending too when the current reservation runs
+// past WithTimeout if another may then start. The caller holds s.mu.
+func (s *Source) untilOverdue(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.running >= 2 {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(ctx, s.overdue)
+}
+
+// fill runs one reservation, sent at start, and keeps its block or its
+// error, unless it was given up on: then its result is dropped. The
+// observer hears of it after a waiting caller may go on, so that it may
+// call New.
+func (s *Source) fill(done chan struct{}, start time.Time) {
+	defer s.wg.Done()
+	t := time.NewTimer(time.Until(start))
+	select {
+	case <-t.C:
+	case <-s.ctx.Done():
+		t.Stop()
+	}
+	sent := time.Now()
 	b, err := s.fetch()
-	s.reserved(sent, len(b.ids), err)
 	s.mu.Lock()
+	s.running--
+	current := s.filling == done && !s.closed
+	if current {
+		s.keep(b, err)
+	}
+	if s.filling == done {
+		s.filling = nil
+	}
+	close(done)
+	s.mu.Unlock()
+	if current {
+		s.reserved(sent, len(b.ids), err)
+	}
+}
+
+// keep keeps a reservation's block, or its error; after an error the next
+// reservation pauses (50 ms, doubling up to 1 s). The caller holds s.mu.
+func (s *Source) keep(b block, err error) {
 	s.err = err
-	var pause time.Duration
 	if err == nil {
 		s.backoff = 0
 		if s.cur.usable(time.Now()) {
 			s.spare = b
 		} else {
+			s.ended(s.cur)
 			s.cur = b
 		}
 	} else if !errors.Is(err, ErrNotInstalled) {
 		s.backoff = min(max(2*s.backoff, 50*time.Millisecond), time.Second)
-		pause = s.backoff
+		s.retryAt = time.Now().Add(s.backoff)
 	}
-	s.mu.Unlock()
-	if pause > 0 {
-		t := time.NewTimer(pause)
-		select {
-		case <-t.C:
-		case <-s.ctx.Done():
-			t.Stop()
-		}
-	}
-	s.mu.Lock()
-	s.filling = nil
-	close(done)
-	s.mu.Unlock()
 }
 
 // fetch reserves one block in one round trip. Its IDs expire MaxAge after
-// the call was sent: the database made them after that.
+// the call was sent: the database made them after that. A block that
+// arrives expired is [ErrBlockTooOld].
 func (s *Source) fetch() (block, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.o.timeout)
 	defer cancel()
@@ -220,7 +279,10 @@ func (s *Source) fetch() (block, error) {
 	if err != nil {
 		return block{}, err
 	}
-	return block{ids: ids, expires: sent.Add(s.o.maxAge)}, nil
+	if rtt := time.Since(sent); rtt >= s.o.maxAge {
+		return block{}, fmt.Errorf("%w(%v): the round trip took %v; raise WithMaxAge above the round trip", ErrBlockTooOld, s.o.maxAge, rtt)
+	}
+	return block{ids: ids, ahead: sent.Add(s.o.maxAge / 2), expires: sent.Add(s.o.maxAge)}, nil
 }
 
 // classify wraps the errors that retrying cannot mend in ErrNotInstalled:
@@ -255,15 +317,27 @@ func parseBlock(list string, n int) ([]flake.ID, error) {
 	return ids, nil
 }
 
-// Close stops the source: the reservation in flight is cancelled, the IDs
-// left are dropped (never handed out), and New returns [ErrClosed]. It
-// returns nil, and may be called more than once.
+// Close stops the source: the reservations in flight are cancelled, the
+// IDs left are dropped (never handed out), and New returns [ErrClosed].
+// It waits at most 100 ms for a reservation to end (lib/pq does not stop a
+// query the server does not answer; its result is dropped when it comes).
+// It returns nil, and may be called more than once.
 func (s *Source) Close() error {
 	s.mu.Lock()
 	s.closed = true
 	s.cur, s.spare = block{}, block{}
 	s.mu.Unlock()
 	s.cancel()
-	s.wg.Wait()
+	ended := make(chan struct{})
+	go func() { s.wg.Wait(); close(ended) }()
+	t := time.NewTimer(closeGrace)
+	defer t.Stop()
+	select {
+	case <-ended:
+	case <-t.C: // a reservation stuck in a driver that ignores ctx ends later; its result is dropped
+	}
 	return nil
 }
+
+// closeGrace is how long Close waits for a reservation in flight to end.
+const closeGrace = 100 * time.Millisecond
