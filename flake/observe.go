@@ -57,13 +57,17 @@ const (
 	// and claims a SID again. Namespace, SID.
 	EventLeaseLoss
 	// EventBlockReserve: a source of IDs reserved a block from the
-	// database. Namespace; Count: the block's size; Duration: the round
-	// trip; Err when it failed.
+	// database. Namespace ("" from package blocks); Count: the block's
+	// size; Duration: the round trip; Err when it failed.
 	EventBlockReserve
 	// EventRefillWait: a caller waited for a block to be refilled.
-	// Namespace; Duration: how long; Err: the context's error if it gave
-	// up.
+	// Namespace ("" from package blocks); Duration: how long; Err: the
+	// error it returned if it gave up, nil when it got an ID.
 	EventRefillWait
+	// EventBlockEnd: a source of IDs stopped handing out a block. Count:
+	// the IDs left in it, dropped because it aged out; 0 when it was used
+	// up.
+	EventBlockEnd
 )
 
 var eventNames = [...]string{
@@ -76,6 +80,7 @@ var eventNames = [...]string{
 	EventLeaseLoss:    "lease_loss",
 	EventBlockReserve: "block_reserve",
 	EventRefillWait:   "refill_wait",
+	EventBlockEnd:     "block_end",
 }
 
 // String returns the kind's name in snake case, as "lease_loss".
@@ -90,11 +95,11 @@ func (k EventKind) String() string {
 // zero (SID: -1).
 type Event struct {
 	Kind      EventKind
-	Namespace string        // a lease's or a block's namespace, "" for a generator
+	Namespace string        // a lease's namespace; "" for a generator and for package blocks
 	SID       int           // the lease's SID, -1 for none (a generator's own events)
 	Duration  time.Duration // a wait, or how far the clock is behind
 	Skew      time.Duration // EventLeaseRenew: this clock minus the server's
-	Count     int64         // EventLeaseRenew: SIDs in use; EventBlockReserve: IDs in the block
+	Count     int64         // EventLeaseRenew: SIDs in use; EventBlockReserve: IDs in the block; EventBlockEnd: IDs dropped
 	Err       error
 }
 

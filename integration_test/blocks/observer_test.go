@@ -46,7 +46,7 @@ func (r *recorder) of(k flake.EventKind) []flake.Event {
 // size and round trip) and each call that waited for a block. Blocks of 8:
 // the first call waits for the first block; the fourth ID reserves the
 // next in the background; the ninth comes from it without a wait. So 9
-// IDs make 2 reservations of 8 and 1 wait.
+// IDs make 2 reservations of 8, 1 wait, and 1 block used up.
 func TestObserver(t *testing.T) {
 	t.Parallel()
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
@@ -74,6 +74,9 @@ func TestObserver(t *testing.T) {
 			require.Equal(t, -1, e.SID)
 		}
 		require.Len(t, waits, 1, "only the first call waits")
+		ends := rec.of(flake.EventBlockEnd)
+		require.Len(t, ends, 1, "the first block, used up")
+		require.Zero(t, ends[0].Count, "a used-up block drops no ID")
 		require.NoError(t, waits[0].Err)
 		require.Positive(t, waits[0].Duration)
 		require.NoError(t, src.Close())

@@ -1,0 +1,44 @@
+package blocks_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ulidflake/ulidflake/blocks"
+	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/integration_test/itest"
+	"github.com/ulidflake/ulidflake/internal/pgtest"
+)
+
+// TestLowRate: a caller that uses a block's IDs far slower than MaxAge
+// ages them out, a few IDs a tick, never half a block: the Source reserves
+// the next block ahead once half the MaxAge has passed, so only the first
+// call waits for a round trip (one more allowed for a slow machine), where
+// reserving ahead at half a block alone made every block a wait. Each
+// block left is reported aged out, with the IDs it dropped.
+func TestLowRate(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		var rec recorder
+		maxAge := 400 * time.Millisecond
+		src, err := blocks.New(itest.StdDB(t, db), blocks.WithSize(1000), blocks.WithMaxAge(maxAge), blocks.WithObserver(&rec))
+		require.NoError(t, err)
+		defer src.Close()
+		for end := time.Now().Add(8 * maxAge); time.Now().Before(end); time.Sleep(maxAge / 20) {
+			for range 3 {
+				_, err := src.New()
+				require.NoError(t, err)
+			}
+		}
+		require.NoError(t, src.Close())
+		require.LessOrEqual(t, len(rec.of(flake.EventRefillWait)), 2, "refill waits at a low rate")
+		ends := rec.of(flake.EventBlockEnd)
+		require.GreaterOrEqual(t, len(ends), 5, "blocks aged out in 8 MaxAges")
+		for _, e := range ends {
+			require.Greater(t, e.Count, int64(900), "an aged-out block drops the IDs it did not hand out")
+		}
+	})
+}
