@@ -11,10 +11,13 @@
 //
 // The instruments, their units and what each tells an operator to do are
 // in docs/observability.md. Names and units are stable: a change to them
-// is a breaking change. Every measurement of a lease or a block carries
-// the attribute ulidflake.namespace; claims, renewals, reservations and
-// refill waits carry ulidflake.outcome, "ok" or "error" (a wait that
-// ended with an error: the caller got no ID).
+// is a breaking change. Every measurement of a lease carries the
+// attribute ulidflake.namespace (a block source of package blocks has no
+// namespace, so its measurements carry none); claims, renewals,
+// reservations (their count and round trip) and refill waits carry
+// ulidflake.outcome, "ok" or "error" (a wait that ended with an error:
+// the caller got no ID); blocks ended carry ulidflake.block.end,
+// "used_up" or "aged_out".
 package otel
 
 import (
@@ -36,6 +39,7 @@ const ScopeName = "github.com/ulidflake/ulidflake/otel"
 const (
 	NamespaceKey = attribute.Key("ulidflake.namespace")
 	OutcomeKey   = attribute.Key("ulidflake.outcome")
+	BlockEndKey  = attribute.Key("ulidflake.block.end") // "used_up" or "aged_out"
 )
 
 // Bucket boundaries, in seconds: waits for a millisecond, claims that
@@ -53,12 +57,12 @@ var (
 type Observer struct {
 	overflows, clockSteps, clockBehind metric.Int64Counter
 	claims, renewals, losses, reserved metric.Int64Counter
-	reservedIDs                        metric.Int64Counter
+	reservedIDs, ends, droppedIDs      metric.Int64Counter
 	overflowWait, clockStep, claimWait metric.Float64Histogram
 	reserveTime, refillWait            metric.Float64Histogram
 	skew                               metric.Float64Gauge
 	inUse                              metric.Int64Gauge
-	sets                               sync.Map // attribute sets by namespace and outcome
+	sets                               sync.Map // attribute sets by namespace, outcome and block end
 }
 
 // New returns an Observer whose instruments are those of the meter
@@ -96,7 +100,9 @@ func New(mp metric.MeterProvider) (*Observer, error) {
 	o.losses = counter("ulidflake.lease.losses", "{loss}", "Leases found lost: the SID taken over, or the claim lost in a failover.")
 	o.reserved = counter("ulidflake.block.reservations", "{block}", "Blocks reserved from the database, by outcome.")
 	o.reservedIDs = counter("ulidflake.block.reserved_ids", "{id}", "IDs in the blocks reserved.")
-	o.reserveTime = histogram("ulidflake.block.reserve.duration", "Round trip of a block's reservation.", msBuckets)
+	o.reserveTime = histogram("ulidflake.block.reserve.duration", "Round trip of a block's reservation, by outcome.", msBuckets)
+	o.ends = counter("ulidflake.block.ends", "{block}", "Blocks a source stopped handing out, used up or aged out past MaxAge.")
+	o.droppedIDs = counter("ulidflake.block.dropped_ids", "{id}", "IDs left in blocks that aged out, never handed out.")
 	o.refillWait = histogram("ulidflake.block.refill_wait.duration", "Time a caller waited for a block to be refilled, by outcome.", msBuckets)
 	var err error
 	o.skew, err = m.Float64Gauge("ulidflake.lease.clock_skew", metric.WithUnit("s"),
@@ -114,7 +120,7 @@ func New(mp metric.MeterProvider) (*Observer, error) {
 // Observe records e (flake.Observer). Kinds it does not know are ignored.
 func (o *Observer) Observe(e flake.Event) {
 	ctx := context.Background()
-	at := o.attrs(e.Namespace, "")
+	at := o.attrs(e.Namespace, "", "")
 	switch e.Kind {
 	case flake.EventOverflow:
 		o.overflows.Add(ctx, 1, at)
@@ -126,12 +132,12 @@ func (o *Observer) Observe(e flake.Event) {
 	case flake.EventClockBehind:
 		o.clockBehind.Add(ctx, 1, at)
 	case flake.EventLeaseClaim:
-		o.claims.Add(ctx, 1, o.attrs(e.Namespace, outcome(e.Err)))
+		o.claims.Add(ctx, 1, o.attrs(e.Namespace, outcome(e.Err), ""))
 		if e.Err == nil {
 			o.claimWait.Record(ctx, e.Duration.Seconds(), at)
 		}
 	case flake.EventLeaseRenew:
-		o.renewals.Add(ctx, 1, o.attrs(e.Namespace, outcome(e.Err)))
+		o.renewals.Add(ctx, 1, o.attrs(e.Namespace, outcome(e.Err), ""))
 		if e.Err == nil {
 			o.skew.Record(ctx, e.Skew.Seconds(), at)
 			o.inUse.Record(ctx, e.Count, at)
@@ -139,14 +145,28 @@ func (o *Observer) Observe(e flake.Event) {
 	case flake.EventLeaseLoss:
 		o.losses.Add(ctx, 1, at)
 	case flake.EventBlockReserve:
-		o.reserved.Add(ctx, 1, o.attrs(e.Namespace, outcome(e.Err)))
-		o.reserveTime.Record(ctx, e.Duration.Seconds(), at)
+		byOutcome := o.attrs(e.Namespace, outcome(e.Err), "")
+		o.reserved.Add(ctx, 1, byOutcome)
+		o.reserveTime.Record(ctx, e.Duration.Seconds(), byOutcome)
 		if e.Err == nil {
 			o.reservedIDs.Add(ctx, e.Count, at)
 		}
 	case flake.EventRefillWait:
-		o.refillWait.Record(ctx, e.Duration.Seconds(), o.attrs(e.Namespace, outcome(e.Err)))
+		o.refillWait.Record(ctx, e.Duration.Seconds(), o.attrs(e.Namespace, outcome(e.Err), ""))
+	case flake.EventBlockEnd:
+		o.blockEnd(ctx, e, at)
 	}
+}
+
+// blockEnd records a block ended: used up, or aged out with e.Count IDs
+// dropped.
+func (o *Observer) blockEnd(ctx context.Context, e flake.Event, at metric.MeasurementOption) {
+	if e.Count == 0 {
+		o.ends.Add(ctx, 1, o.attrs(e.Namespace, "", "used_up"))
+		return
+	}
+	o.ends.Add(ctx, 1, o.attrs(e.Namespace, "", "aged_out"))
+	o.droppedIDs.Add(ctx, e.Count, at)
 }
 
 func outcome(err error) string {
@@ -156,10 +176,11 @@ func outcome(err error) string {
 	return "ok"
 }
 
-// attrs returns the attributes of a measurement: the namespace, unless
-// it is "", and the outcome, unless it is "". They are made once per pair.
-func (o *Observer) attrs(namespace, outcome string) metric.MeasurementOption {
-	key := [2]string{namespace, outcome}
+// attrs returns the attributes of a measurement: the namespace, the
+// outcome and the block's end, each unless it is "". They are made once
+// per triple.
+func (o *Observer) attrs(namespace, outcome, end string) metric.MeasurementOption {
+	key := [3]string{namespace, outcome, end}
 	if at, ok := o.sets.Load(key); ok {
 		return at.(metric.MeasurementOption)
 	}
@@ -169,6 +190,9 @@ func (o *Observer) attrs(namespace, outcome string) metric.MeasurementOption {
 	}
 	if outcome != "" {
 		kv = append(kv, OutcomeKey.String(outcome))
+	}
+	if end != "" {
+		kv = append(kv, BlockEndKey.String(end))
 	}
 	at, _ := o.sets.LoadOrStore(key, metric.WithAttributeSet(attribute.NewSet(kv...)))
 	return at.(metric.MeasurementOption)

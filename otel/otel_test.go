@@ -164,8 +164,9 @@ func TestClockStep(t *testing.T) {
 }
 
 // Lease and block events carry their namespace, and claims, renewals,
-// reservations and refill waits their outcome; a renewal sets the skew and
-// the SIDs in use.
+// reservations (their count and round trip) and refill waits their
+// outcome; a renewal sets the skew and the SIDs in use; a block ended, how
+// it ended, and the IDs an aged-out one dropped.
 func TestAttributes(t *testing.T) {
 	obs, r := meter(t)
 	ns := otel.NamespaceKey.String("orders")
@@ -178,6 +179,9 @@ func TestAttributes(t *testing.T) {
 	obs.Observe(flake.Event{Kind: flake.EventBlockReserve, Namespace: "orders", Duration: time.Second, Err: errors.New("refused")})
 	obs.Observe(flake.Event{Kind: flake.EventRefillWait, Namespace: "orders", Duration: time.Millisecond})
 	obs.Observe(flake.Event{Kind: flake.EventRefillWait, Namespace: "orders", Duration: time.Second, Err: context.DeadlineExceeded})
+	obs.Observe(flake.Event{Kind: flake.EventBlockEnd, Namespace: "orders"})
+	obs.Observe(flake.Event{Kind: flake.EventBlockEnd, Namespace: "orders", Count: 900})
+	obs.Observe(flake.Event{Kind: flake.EventBlockEnd, Namespace: "orders", Count: 100})
 	obs.Observe(flake.Event{Kind: 200}) // unknown: ignored
 	got := collect(t, r)
 	at := func(kv ...attribute.KeyValue) attribute.Distinct {
@@ -201,7 +205,11 @@ func TestAttributes(t *testing.T) {
 		{"ulidflake.block.reservations", at(ns, ok), 1},
 		{"ulidflake.block.reservations", at(ns, failed), 1},
 		{"ulidflake.block.reserved_ids", at(ns), 1000},
-		{"ulidflake.block.reserve.duration", at(ns), 2},
+		{"ulidflake.block.reserve.duration", at(ns, ok), 1},
+		{"ulidflake.block.reserve.duration", at(ns, failed), 1},
+		{"ulidflake.block.ends", at(ns, otel.BlockEndKey.String("used_up")), 1},
+		{"ulidflake.block.ends", at(ns, otel.BlockEndKey.String("aged_out")), 2},
+		{"ulidflake.block.dropped_ids", at(ns), 1000},
 		{"ulidflake.block.refill_wait.duration", at(ns, ok), 1},
 		{"ulidflake.block.refill_wait.duration", at(ns, failed), 1},
 	} {
@@ -209,7 +217,7 @@ func TestAttributes(t *testing.T) {
 			t.Errorf("%s %v: %v (found %t), want %v", c.name, c.set, p.value, found, c.value)
 		}
 	}
-	if n := len(got); n != 10 {
-		t.Errorf("%d metrics, want the 10 above", n)
+	if n := len(got); n != 12 {
+		t.Errorf("%d metrics, want the 12 above", n)
 	}
 }

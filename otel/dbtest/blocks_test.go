@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/stdlib"
 	"go.opentelemetry.io/otel/attribute"
@@ -15,13 +16,16 @@ import (
 	"github.com/ulidflake/ulidflake/otel"
 )
 
-// A Source's first call reserves a block of 8 and waits for it: the
-// adapter counts one reservation "ok" of 8 IDs, its round trip, and one
-// wait "ok". A Source on a schema with no install: one reservation
-// "error" and one wait "error" (the caller got ErrNotInstalled).
+// A Source's first call reserves a block of 8 and waits for it; the
+// fourth reserves the next ahead, and the ninth ends the first block, used
+// up: the adapter counts two reservations "ok" of 8 IDs each, their round
+// trips, one wait "ok" and one block ended "used_up", with no namespace. A
+// Source on a schema with no install: one reservation "error", its round
+// trip, and one wait "error" (the caller got ErrNotInstalled).
 func TestBlocks(t *testing.T) {
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		t.Parallel()
+		set := func(kv ...attribute.KeyValue) attribute.Distinct { s := attribute.NewSet(kv...); return s.Equivalent() }
 		reader := sdkmetric.NewManualReader()
 		obs, err := otel.New(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
 		if err != nil {
@@ -32,13 +36,26 @@ func TestBlocks(t *testing.T) {
 		if _, err := migrations.Migrate(context.Background(), sdb); err != nil {
 			t.Fatal(err)
 		}
-		src, err := blocks.New(sdb, blocks.WithSize(8), blocks.WithObserver(obs))
+		src, err := blocks.New(sdb, blocks.WithSize(8), blocks.WithMaxAge(time.Minute), blocks.WithObserver(obs))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := src.New(); err != nil {
-			t.Fatal(err)
+		take := func(n int) {
+			for range n {
+				if _, err := src.New(); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
+		take(8)
+		ok := set(otel.OutcomeKey.String("ok"))
+		for deadline := time.Now().Add(time.Minute); counts(t, reader)["ulidflake.block.reservations"][ok] < 2; {
+			if time.Now().After(deadline) {
+				t.Fatal("no block reserved ahead")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		take(1)
 		src.Close()
 		missing, err := blocks.New(sdb, blocks.WithSchema("no_such_schema"), blocks.WithObserver(obs))
 		if err != nil {
@@ -50,17 +67,18 @@ func TestBlocks(t *testing.T) {
 		missing.Close()
 
 		got := counts(t, reader)
-		set := func(kv ...attribute.KeyValue) attribute.Distinct { s := attribute.NewSet(kv...); return s.Equivalent() }
-		ok, failed := set(otel.OutcomeKey.String("ok")), set(otel.OutcomeKey.String("error"))
+		failed := set(otel.OutcomeKey.String("error"))
 		for _, c := range []struct {
 			name  string
 			set   attribute.Distinct
 			value float64
 		}{
-			{"ulidflake.block.reservations", ok, 1},
+			{"ulidflake.block.reservations", ok, 2},
 			{"ulidflake.block.reservations", failed, 1},
-			{"ulidflake.block.reserved_ids", set(), 8},
-			{"ulidflake.block.reserve.duration", set(), 2},
+			{"ulidflake.block.reserved_ids", set(), 16},
+			{"ulidflake.block.reserve.duration", ok, 2},
+			{"ulidflake.block.reserve.duration", failed, 1},
+			{"ulidflake.block.ends", set(otel.BlockEndKey.String("used_up")), 1},
 			{"ulidflake.block.refill_wait.duration", ok, 1},
 			{"ulidflake.block.refill_wait.duration", failed, 1},
 		} {
