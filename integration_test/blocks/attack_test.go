@@ -30,7 +30,7 @@ func TestStuckReservationLibPQ(t *testing.T) {
 		t.Parallel()
 		p := newProxy(t, db.URL)
 		defer p.hold.Store(false)
-		src, err := blocks.New(libPQVia(t, db.URL, p), blocks.WithSize(2), blocks.WithTimeout(300*time.Millisecond))
+		src, err := blocks.New(libPQVia(t, db.URL, p), blocks.WithSize(2), blocks.WithTimeout(2*time.Second))
 		require.NoError(t, err)
 		seen := map[flake.ID]bool{}
 		take := func() error {
