@@ -37,10 +37,37 @@ func (s *Source) waited(start time.Time, err error) {
 	}
 }
 
-// ended reports that the source stopped handing out b, used up or aged
-// out; not an empty b. The caller holds s.mu.
+// ended notes that the source stopped handing out b, used up or aged
+// out, to report once s.mu is let go (so that Observe may call New); not
+// an empty b. The caller holds s.mu.
 func (s *Source) ended(b block) {
 	if s.o.obs != nil && b.ids != nil {
-		s.o.obs.Observe(flake.Event{Kind: flake.EventBlockEnd, SID: -1, Count: int64(len(b.ids) - b.next)})
+		s.ends = append(s.ends, int64(len(b.ids)-b.next))
+	}
+}
+
+// pendingEnds takes the ends noted and not yet reported. The caller holds
+// s.mu.
+func (s *Source) pendingEnds() []int64 {
+	ends := s.ends
+	s.ends = nil
+	return ends
+}
+
+// reportEnds reports ends, each the IDs a block dropped. The caller does
+// not hold s.mu.
+func (s *Source) reportEnds(ends []int64) {
+	for _, n := range ends {
+		s.o.obs.Observe(flake.Event{Kind: flake.EventBlockEnd, SID: -1, Count: n})
+	}
+}
+
+// flushEnds reports the ends noted and not yet reported.
+func (s *Source) flushEnds() {
+	if s.o.obs != nil {
+		s.mu.Lock()
+		ends := s.pendingEnds()
+		s.mu.Unlock()
+		s.reportEnds(ends)
 	}
 }

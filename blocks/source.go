@@ -33,6 +33,7 @@ type Source struct {
 	retryAt time.Time     // no reservation is sent before it (the pause)
 	overdue time.Time     // when the current reservation passes WithTimeout
 	running int           // reservations running: the current one, and one given up on
+	ends    []int64       // blocks ended, not yet reported: the IDs each dropped
 	closed  bool
 }
 
@@ -89,11 +90,13 @@ func (s *Source) New() (flake.ID, error) { return s.NewWait(context.Background()
 // never handed out twice.
 func (s *Source) NewWait(ctx context.Context) (flake.ID, error) {
 	s.mu.Lock()
-	if id, ok := s.take(time.Now()); ok {
-		s.mu.Unlock()
+	id, ok := s.take(time.Now())
+	ends := s.pendingEnds()
+	s.mu.Unlock()
+	s.reportEnds(ends)
+	if ok {
 		return id, nil
 	}
-	s.mu.Unlock()
 	var start time.Time
 	if s.o.obs != nil {
 		start = time.Now()
@@ -101,6 +104,7 @@ func (s *Source) NewWait(ctx context.Context) (flake.ID, error) {
 	wctx, cancel := context.WithTimeout(ctx, s.o.timeout)
 	defer cancel()
 	id, err := s.wait(wctx, ctx)
+	s.flushEnds()
 	s.waited(start, err)
 	return id, err
 }
@@ -240,10 +244,12 @@ func (s *Source) fill(done chan struct{}, start time.Time) {
 		s.filling = nil
 	}
 	close(done)
+	ends := s.pendingEnds()
 	s.mu.Unlock()
 	if current {
 		s.reserved(sent, len(b.ids), err)
 	}
+	s.reportEnds(ends)
 }
 
 // keep keeps a reservation's block, or its error; after an error the next

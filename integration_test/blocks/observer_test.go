@@ -131,3 +131,37 @@ func TestObserverFailures(t *testing.T) {
 		require.ErrorIs(t, waits[1].Err, context.DeadlineExceeded)
 	})
 }
+
+// TestObserverCallsNewOnBlockEnd: an Observer may call New when it hears
+// that a block ended: blocks of 1, so the second ID ends the first block.
+func TestObserverCallsNewOnBlockEnd(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		var src *blocks.Source
+		var once sync.Once
+		inner := make(chan error, 1)
+		src, err := blocks.New(itest.StdDB(t, db), blocks.WithSize(1), blocks.WithObserver(observerFunc(func(e flake.Event) {
+			if e.Kind == flake.EventBlockEnd {
+				once.Do(func() { _, err := src.New(); inner <- err })
+			}
+		})))
+		require.NoError(t, err) // no deferred Close: after a deadlock it would hang
+		outer := make(chan error, 1)
+		go func() {
+			_, err := src.New()
+			if err == nil {
+				_, err = src.New()
+			}
+			outer <- err
+		}()
+		select {
+		case err := <-outer:
+			require.NoError(t, err)
+		case <-time.After(time.Minute):
+			t.Fatal("New deadlocked: the Observer was called under the Source's lock")
+		}
+		require.NoError(t, <-inner, "New called by the Observer")
+		require.NoError(t, src.Close())
+	})
+}
