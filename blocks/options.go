@@ -24,6 +24,10 @@ var (
 	// schema.
 	ErrNotInstalled = errors.New("blocks: ulid_flake_block(integer) is not callable: " +
 		"migrate the database to version 9 or later (migrations.Migrate), and name its schema with WithSchema")
+	// ErrBlockTooOld: a block of IDs arrived older than MaxAge, so none of
+	// it could be handed out: WithMaxAge must exceed the reservation's round
+	// trip.
+	ErrBlockTooOld = errors.New("blocks: a block of IDs arrived older than WithMaxAge")
 	// ErrClosed: the source was closed.
 	ErrClosed = errors.New("blocks: source closed")
 	// ErrInvalidOption: an option outside its limits.

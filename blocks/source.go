@@ -37,10 +37,6 @@ type Source struct {
 	closed  bool
 }
 
-// ErrBlockTooOld: a block of IDs arrived older than MaxAge, so none of it
-// could be handed out: WithMaxAge must exceed the reservation's round trip.
-var ErrBlockTooOld = errors.New("blocks: a block of IDs arrived older than WithMaxAge")
-
 // block is a run of IDs, ascending, and when its IDs grow too old.
 type block struct {
 	ids     []flake.ID

@@ -53,13 +53,13 @@ func TestUnreachable(t *testing.T) {
 		cfg.ConnectTimeout = time.Second
 		via := stdlib.OpenDB(*cfg)
 		defer via.Close()
-		src, err = blocks.New(via, blocks.WithSize(8), blocks.WithMaxAge(50*time.Millisecond), blocks.WithTimeout(time.Second))
+		src, err = blocks.New(via, blocks.WithSize(8), blocks.WithMaxAge(200*time.Millisecond), blocks.WithTimeout(time.Second))
 		require.NoError(t, err)
 		defer src.Close()
 		_, err = src.New()
 		require.NoError(t, err)
 		p.hold.Store(true)
-		time.Sleep(100 * time.Millisecond) // the block grows too old
+		time.Sleep(400 * time.Millisecond) // the block grows too old
 		for range 3 {
 			_, err = src.New()
 			require.ErrorIs(t, err, blocks.ErrUnavailable)
