@@ -33,6 +33,10 @@
 // search_path before running the files). Every body resolves its operators
 // and functions in pg_catalog or the install schema, whatever the caller's
 // search_path.
+//
+// Every function takes a *sql.DB, so the package needs no driver of its
+// own: with a pgx pool, pass stdlib.OpenDBFromPool(pool) (package
+// github.com/jackc/pgx/v5/stdlib).
 package migrations
 
 import (
