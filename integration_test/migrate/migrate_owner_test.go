@@ -477,15 +477,10 @@ func TestPlantedOverloadsNeverRun(t *testing.T) {
 		_, err = mdb.ExecContext(ctx, `CREATE FUNCTION ids.ulid_flake_create(s name, sig text, body text) RETURNS void LANGUAGE plpgsql AS $$`+escalate+`$$;
 			CREATE FUNCTION ids.ulid_flake_start_sid(x int DEFAULT 0) RETURNS text LANGUAGE plpgsql AS $$`+escalate+`$$`)
 		require.NoError(t, err)
-		super := func() bool {
-			var s bool
-			require.NoError(t, sdb.QueryRowContext(ctx, `SELECT rolsuper FROM pg_roles WHERE rolname = $1`, mallory).Scan(&s))
-			return s
-		}
 
 		_, err = migrations.Migrate(ctx, sdb, migrations.WithSchema("ids"))
 		require.ErrorIs(t, err, migrations.ErrForeignOwner)
-		require.False(t, super())
+		require.False(t, isSuper(t, sdb, mallory))
 
 		// The plain file, as psql runs it: the helper is called with exact types.
 		all, err := migrations.All()
@@ -500,7 +495,7 @@ func TestPlantedOverloadsNeverRun(t *testing.T) {
 		} else {
 			require.NoError(t, tx.Rollback())
 		}
-		require.False(t, super(), "the planted helper ran: %v", err)
+		require.False(t, isSuper(t, sdb, mallory), "the planted helper ran: %v", err)
 
 		// A planted overload of a function the owner's functions call by name.
 		_, err = sdb.ExecContext(ctx, `SELECT ids.ulid_flake_node_sid()`)
@@ -514,6 +509,6 @@ func TestPlantedOverloadsNeverRun(t *testing.T) {
 		require.NoError(t, err)
 		_, err = sdb.ExecContext(ctx, `SELECT ids.ulid_flake_check_node()`)
 		require.Equal(t, "42501", sqlCode(err), "%v", err)
-		require.False(t, super())
+		require.False(t, isSuper(t, sdb, mallory))
 	})
 }
