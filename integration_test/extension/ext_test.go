@@ -258,7 +258,8 @@ func TestExtensionFollowsOffset(t *testing.T) {
 // TestExtensionUniqueAcrossBackends: 12 backends insert at once into one
 // primary key, by COPY with DEFAULT ulid_flake_next(nextval(...)), by
 // INSERT … SELECT, and beside them sessions using ulid_flake() (a default
-// switched half-way): no duplicate key, every row there. Then a parallel
+// switched half-way) and blocks from ulid_flake_block (package blocks): no
+// duplicate key, every row there. Then a parallel
 // INSERT … SELECT under forced parallel settings: nextval() keeps the plan
 // serial, and every row gets its own ID.
 func TestExtensionUniqueAcrossBackends(t *testing.T) {
@@ -274,13 +275,15 @@ func TestExtensionUniqueAcrossBackends(t *testing.T) {
 			}
 			for r := range rounds {
 				var err error
-				switch w % 3 {
+				switch w % 4 {
 				case 0:
 					_, err = db.CopyFrom(ctx, pgx.Identifier{"u"}, []string{"w", "v"}, pgx.CopyFromRows(src))
 				case 1:
 					_, err = db.Exec(ctx, `INSERT INTO u (w, v) SELECT $1, g FROM generate_series(1, $2) g`, w, rows)
-				default:
+				case 2:
 					_, err = db.Exec(ctx, `INSERT INTO u (id, w, v) SELECT ulid_flake(), $1, g FROM generate_series(1, $2) g`, w, rows)
+				default: // a block of IDs, as package blocks reserves them
+					_, err = db.Exec(ctx, `INSERT INTO u (id, w, v) SELECT b, $1, 0 FROM unnest(ulid_flake_block($2)) b`, w, rows)
 				}
 				if err != nil {
 					return fmt.Errorf("worker %d round %d: %w", w, r, err)
