@@ -111,11 +111,19 @@ var ErrMonotonicOverflow = flake.ErrMonotonicOverflow
 // earlier epoch chosen before the first ID: flake.ErrTimeRange.
 var ErrTimeRange = flake.ErrTimeRange
 
+// ErrOption: an invalid option, of a generator or of any package of this
+// module; the error names the option and its value. See [flake.ErrOption].
+var ErrOption = flake.ErrOption
+
 // Generator makes IDs. It is an alias of [flake.Generator], where its
 // methods are documented: [flake.Generator.New], [flake.Generator.NewWait],
 // [flake.Generator.NewAt], [flake.Generator.Epoch], [flake.Generator.Ceiling]
 // and [flake.Generator.Reset].
 type Generator = flake.Generator
+
+// Source is anything that makes IDs: a *Generator, a *sidlease.Lease or a
+// *blocks.Source. See [flake.Source].
+type Source = flake.Source
 
 // Option configures a [Generator]: [WithEpoch], [WithSID], and the
 // options of package flake (flake.WithEntropy, flake.WithClock, ...).

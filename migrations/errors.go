@@ -15,6 +15,10 @@ var (
 	ErrUnknownVersion = errors.New("migrations: unknown version in the database")
 	// ErrTarget: a target version, or a [Direction], that does not exist.
 	ErrTarget = errors.New("migrations: no such target version")
+	// ErrNotInstalled: the database has no ulid_flake functions where they
+	// were looked for; install them first ([Migrate]). Every package of
+	// this module that needs the functions wraps this one sentinel.
+	ErrNotInstalled = errors.New("migrations: the ulid_flake functions are not installed")
 )
 
 // Errors of [Migrate] that say why it refuses the database.
