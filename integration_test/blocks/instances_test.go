@@ -21,6 +21,7 @@ const instances = 256
 // database made by DEFAULT, and the IDs keep the time order the package
 // states. Blocks of 16 make many reservations.
 func TestInstances(t *testing.T) {
+	pgtest.Heavy(t)
 	// Not parallel: its 256 instances hold one or two connections each, of
 	// the server's 500; beside another such test they would run out.
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {

@@ -55,6 +55,7 @@ func runChild() int {
 // race-built processes per version would take most of go test's
 // 10-minute limit on a busy machine.
 func TestProcesses(t *testing.T) {
+	pgtest.Heavy(t)
 	// Not parallel: its 256 instances hold one or two connections each, of
 	// the server's 500; beside another such test they would run out.
 	servers := pgtest.Servers(t)

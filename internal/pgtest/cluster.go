@@ -48,10 +48,11 @@ var (
 
 // TopologyVersions returns the major versions topology tests run on: those
 // of ULIDFLAKE_PG_IMAGES (bare versions or the project's images), or
-// [DefaultVersions]. It skips t when the servers come from a URL or Docker
+// the versions of the run ([DefaultVersions], or [AllVersions] with ULIDFLAKE_FULL=1). It skips t when the servers come from a URL or Docker
 // is not usable: clusters need containers.
 func TopologyVersions(t testing.TB) []int {
 	t.Helper()
+	Heavy(t)
 	clusterOnce.Do(func() {
 		if os.Getenv(EnvURL) != "" {
 			clusterSkip = fmt.Sprintf("topology tests start clusters of their own in Docker; %s is set", EnvURL)
@@ -79,7 +80,7 @@ func TopologyVersions(t testing.TB) []int {
 	}
 	v := os.Getenv(EnvImages)
 	if v == "" {
-		return DefaultVersions
+		return versions()
 	}
 	var majors []int
 	for _, img := range strings.Split(v, ",") {
@@ -97,6 +98,7 @@ func TopologyVersions(t testing.TB) []int {
 // NewCluster creates a Docker network for servers of major version major.
 func NewCluster(t testing.TB, major int) *Cluster {
 	t.Helper()
+	Heavy(t)
 	img := LocalImage(t, major)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

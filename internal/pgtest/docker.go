@@ -30,6 +30,8 @@ const (
 	labelOwner = "org.ulidflake.pgtest"
 	labelPID   = "org.ulidflake.pgtest.pid"
 	labelHost  = "org.ulidflake.pgtest.host"
+	// labelShared marks a shared server (shared.go), which stops by itself.
+	labelShared = "org.ulidflake.pgtest.shared"
 )
 
 // dockerEnv is what the harness found out about the Docker Engine before

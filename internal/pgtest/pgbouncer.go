@@ -20,6 +20,7 @@ import (
 // ends. It skips t when the server is not a container.
 func (s *Server) PgBouncer(t testing.TB, db *DB, mode string, poolSize int) string {
 	t.Helper()
+	Heavy(t)
 	if s.ctr == nil {
 		t.Skipf("pgtest: PgBouncer needs the server in a container; %s is set", EnvURL)
 	}
@@ -54,7 +55,7 @@ logfile =
 	users := fmt.Sprintf("%q %q\n", user, pass)
 	img := s.Image
 	if !localImageTag.MatchString(img) {
-		img = LocalImage(t, DefaultVersions[len(DefaultVersions)-1]) // official images have no pgbouncer
+		img = LocalImage(t, AllVersions[len(AllVersions)-1]) // official images have no pgbouncer
 	}
 	ctr, err := testcontainers.Run(ctx, img,
 		testcontainers.WithCmd("pgbouncer", "/tmp/pgbouncer.ini"),

@@ -10,13 +10,23 @@
 //	}
 //
 // Run runs the function once per server, as subtests named by server
-// version (pg15, pg17, pg18, pg19), each with a fresh database cloned from a
-// migrated template, so tests may call t.Parallel. The servers start when
-// the first test asks for them: a run that selects no database test starts
-// nothing.
+// version (pg18; pg15, pg17, pg18, pg19 in CI), each with a fresh database
+// cloned from a template, so tests may call t.Parallel. The servers start
+// when the first test asks for them: a run that selects no database test
+// starts nothing, and a binary with no test to run builds no image.
 //
-// With no configuration, on any machine with a Docker Engine, the servers
-// are PostgreSQL 15, 17, 18 and 19 (a release candidate):
+// One server per version serves every test binary of a run (shared.go):
+// the first binary that needs it starts it, the others find it by name,
+// and it stops by itself once no client has been connected for two
+// minutes. It is a throwaway server: data on tmpfs, fsync off. Templates
+// are made once per server and kept, named by what they hold (the
+// migrations' content, for [Migrated]), so a binary only clones.
+//
+// With no configuration, on any machine with a Docker Engine, the server
+// is PostgreSQL 18 ([DefaultVersions]); ULIDFLAKE_FULL=1, as CI sets it,
+// runs every supported version ([AllVersions]) and the heavy scenarios
+// ([Heavy]: clusters, pg_upgrade, PgBouncer, restarts, hundreds of
+// processes). The images are
 //
 //   - the official postgres:N-alpine images, when they are here or a
 //     registry provides them;
@@ -32,6 +42,7 @@
 //
 // The environment overrides all of it:
 //
+//	ULIDFLAKE_FULL               1: every supported version and the heavy scenarios (CI)
 //	ULIDFLAKE_TEST_DATABASE_URL  an existing server (postgres://user:pass@host:port/db);
 //	                             the tests create and drop databases on it
 //	ULIDFLAKE_PG_IMAGES          images to start, comma-separated; a bare major
@@ -40,7 +51,7 @@
 //	TESTCONTAINERS_*             testcontainers-go's own settings
 //
 // With neither a URL nor a usable Docker, the database tests skip with a
-// message saying how to run them.
+// message saying how to run them. cmd/testcost reports what a run cost.
 package pgtest
 
 import (
@@ -78,13 +89,6 @@ const (
 	EnvRequire = "ULIDFLAKE_REQUIRE_POSTGRES"
 )
 
-// DefaultVersions are the PostgreSQL major versions the tests run on when
-// ULIDFLAKE_PG_IMAGES is not set. 19 is a release candidate, from Debian's
-// experimental (image/build.sh).
-var DefaultVersions = []int{15, 17, 18, 19}
-
-const templateName = "ulidflake_template"
-
 // Server is one PostgreSQL server the tests run on.
 type Server struct {
 	Name  string // subtest name: "pg" and the major version
@@ -92,9 +96,11 @@ type Server struct {
 	Image string // the image it runs, "" for a URL
 	URL   string // connection URL of its maintenance database
 
-	admin *pgxpool.Pool
-	seq   atomic.Int64
-	ctr   *tcpostgres.PostgresContainer // nil for a URL
+	admin    *pgxpool.Pool
+	seq      atomic.Int64
+	ctr      *tcpostgres.PostgresContainer // nil for a URL
+	shared   bool                          // a shared server (shared.go): never stopped by this process
+	template string                        // the database NewDB clones
 }
 
 // DB is a fresh database on a server, for one test.
@@ -134,7 +140,9 @@ var (
 func Main(m *testing.M, setup Setup) {
 	mainSetup, mainCalled = setup, true
 	tclog.SetDefault(quietLogger{})
-	prepareImages(context.Background())
+	if hasWork(m) {
+		prepareImages(context.Background())
+	}
 	code := m.Run()
 	for _, f := range stops {
 		f()
@@ -186,23 +194,76 @@ func Run(t *testing.T, fn func(t *testing.T, db *DB)) {
 // test ends.
 func (s *Server) NewDB(t testing.TB) *DB {
 	t.Helper()
-	ctx := context.Background()
-	name := fmt.Sprintf("t_%d_%d", os.Getpid(), s.seq.Add(1))
-	if _, err := s.admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, templateName)); err != nil {
-		t.Fatalf("pgtest: creating database %s on %s: %v", name, s.Name, err)
-	}
-	dbURL := withDatabase(s.URL, name)
-	pool, err := pgxpool.New(ctx, dbURL)
+	db, drop, err := s.newDB(context.Background())
 	if err != nil {
-		t.Fatalf("pgtest: connecting to %s: %v", name, err)
+		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		pool.Close()
-		if _, err := s.admin.Exec(context.Background(), fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name)); err != nil {
-			t.Errorf("pgtest: dropping database %s: %v", name, err)
+		if err := drop(); err != nil {
+			t.Error(err)
 		}
 	})
-	return &DB{Pool: pool, Server: s, Name: name, URL: dbURL}
+	return db
+}
+
+// newDB creates a database cloned from the template, and the function that
+// drops it.
+func (s *Server) newDB(ctx context.Context) (*DB, func() error, error) {
+	name := fmt.Sprintf("t_%d_%d", os.Getpid(), s.seq.Add(1))
+	if _, err := s.admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, s.template)); err != nil {
+		return nil, nil, fmt.Errorf("pgtest: creating database %s on %s: %w", name, s.Name, err)
+	}
+	dbURL := withDatabase(s.URL, name)
+	drop := func() error {
+		if _, err := s.admin.Exec(context.Background(), fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name)); err != nil {
+			return fmt.Errorf("pgtest: dropping database %s: %w", name, err)
+		}
+		return nil
+	}
+	pool, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		_ = drop()
+		return nil, nil, fmt.Errorf("pgtest: connecting to %s: %w", name, err)
+	}
+	return &DB{Pool: pool, Server: s, Name: name, URL: dbURL}, func() error { pool.Close(); return drop() }, nil
+}
+
+// MainWithDB is [Main] for test files that a code generator writes and that
+// read their database from a package variable (Bob's factory tests): before
+// the tests run, it makes a database on the first server and passes it to
+// use. Without a server, use is not called and those tests skip.
+func MainWithDB(m *testing.M, setup Setup, use func(*DB)) {
+	mainSetup, mainCalled = setup, true
+	tclog.SetDefault(quietLogger{})
+	prepareImages(context.Background())
+	startOnce.Do(func() { servers, stops, skipWhy, startErr = start(context.Background(), mainSetup) })
+	code := 0
+	switch {
+	case startErr != nil:
+		fmt.Fprintf(os.Stderr, "pgtest: %v\n", startErr)
+		code = 1
+	case skipWhy != "" && os.Getenv(EnvRequire) == "1":
+		fmt.Fprintf(os.Stderr, "pgtest: %s=1 but %s\n", EnvRequire, skipWhy)
+		code = 1
+	case skipWhy != "":
+		code = m.Run()
+	default:
+		db, drop, err := servers[0].newDB(context.Background())
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+			break
+		}
+		use(db)
+		code = m.Run()
+		if err := drop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}
+	for _, f := range stops {
+		f()
+	}
+	os.Exit(code)
 }
 
 // start finds or starts the servers the environment asks for. It returns a
@@ -210,10 +271,16 @@ func (s *Server) NewDB(t testing.TB) *DB {
 // asked for does not work.
 func start(ctx context.Context, setup Setup) (srv []*Server, stop []func(), skip string, err error) {
 	if u := os.Getenv(EnvURL); u != "" {
-		s, err := connect(ctx, u, "", setup)
+		s, err := connect(ctx, u, "")
+		if err == nil {
+			if err = s.prepareTemplate(ctx, setup); err != nil {
+				s.admin.Close()
+			}
+		}
 		if err != nil {
 			return nil, nil, "", fmt.Errorf("%s=%s: %w\n\tCheck that the server is running and the URL is right", EnvURL, redact(u), err)
 		}
+		s.dropLeftovers(ctx)
 		return []*Server{s}, []func(){s.admin.Close}, "", nil
 	}
 	env, err := probeDocker(ctx)
@@ -238,7 +305,9 @@ func start(ctx context.Context, setup Setup) (srv []*Server, stop []func(), skip
 		wg.Go(func() {
 			r := &results[i]
 			if img, r.err = env.image(ctx, img); r.err == nil {
-				r.s, r.term, r.err = startContainer(ctx, img, setup, "")
+				if r.s, r.err = startShared(ctx, img, setup); r.err == nil {
+					r.term = r.s.admin.Close
+				}
 			}
 		})
 	}
@@ -273,7 +342,7 @@ func imageNames() []string {
 		}
 		return names
 	}
-	for _, v := range DefaultVersions {
+	for _, v := range versions() {
 		names = append(names, strconv.Itoa(v))
 	}
 	return names
@@ -347,7 +416,7 @@ const startupTimeout = 4 * time.Minute
 
 // startContainer starts img with the testcontainers postgres module and
 // checks that it runs the major version its tag promises.
-func startContainer(ctx context.Context, img string, setup Setup, hostPort string) (*Server, func(), error) {
+func startContainer(ctx context.Context, img string, hostPort string) (*Server, func(), error) {
 	ctx, cancel := context.WithTimeout(ctx, startupTimeout+time.Minute)
 	defer cancel()
 	opts := []testcontainers.ContainerCustomizer{
@@ -379,7 +448,12 @@ func startContainer(ctx context.Context, img string, setup Setup, hostPort strin
 	if err != nil {
 		return nil, term, fmt.Errorf("image %q: connection string: %w", img, err)
 	}
-	s, err := connect(ctx, u, img, setup)
+	s, err := connect(ctx, u, img)
+	if err == nil {
+		if err = s.prepareTemplate(ctx, nil); err != nil {
+			s.admin.Close()
+		}
+	}
 	if err != nil {
 		return nil, term, fmt.Errorf("image %q started but does not serve: %w", img, err)
 	}
@@ -397,6 +471,7 @@ func startContainer(ctx context.Context, img string, setup Setup, hostPort strin
 // keeps its address. It skips t when the servers come from a URL.
 func NewContainer(t testing.TB) *Server {
 	t.Helper()
+	Heavy(t)
 	ss := Servers(t)
 	if ss[0].Image == "" {
 		t.Skipf("pgtest: a container of its own needs images; %s is set", EnvURL)
@@ -407,7 +482,7 @@ func NewContainer(t testing.TB) *Server {
 	}
 	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 	l.Close()
-	s, term, err := startContainer(context.Background(), ss[0].Image, nil, port)
+	s, term, err := startContainer(context.Background(), ss[0].Image, port)
 	if term != nil {
 		t.Cleanup(term)
 	}
@@ -487,12 +562,17 @@ func startHint(img string, err error) string {
 	}
 }
 
-// connect opens the maintenance pool, reads the version and builds the
-// template database.
-func connect(ctx context.Context, u, img string, setup Setup) (*Server, error) {
+// connect opens the maintenance pool and reads the version. The pool
+// keeps a connection open: a shared server's watchdog counts it as a user.
+func connect(ctx context.Context, u, img string) (*Server, error) {
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	admin, err := pgxpool.New(cctx, u)
+	cfg, err := pgxpool.ParseConfig(u)
+	if err != nil {
+		return nil, err
+	}
+	cfg.MinConns = 1
+	admin, err := pgxpool.NewWithConfig(cctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -501,30 +581,7 @@ func connect(ctx context.Context, u, img string, setup Setup) (*Server, error) {
 		admin.Close()
 		return nil, err
 	}
-	s := &Server{Name: fmt.Sprintf("pg%d", num/10000), Major: num / 10000, Image: img, URL: u, admin: admin}
-	if err := s.buildTemplate(cctx, setup); err != nil {
-		admin.Close()
-		return nil, fmt.Errorf("building the template database: %w", err)
-	}
-	return s, nil
-}
-
-func (s *Server) buildTemplate(ctx context.Context, setup Setup) error {
-	if _, err := s.admin.Exec(ctx, "DROP DATABASE IF EXISTS "+templateName+" WITH (FORCE)"); err != nil {
-		return err
-	}
-	if _, err := s.admin.Exec(ctx, "CREATE DATABASE "+templateName); err != nil {
-		return err
-	}
-	conn, err := pgx.Connect(ctx, withDatabase(s.URL, templateName))
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.Background())
-	if setup != nil {
-		return setup(ctx, conn)
-	}
-	return nil
+	return &Server{Name: fmt.Sprintf("pg%d", num/10000), Major: num / 10000, Image: img, URL: u, admin: admin}, nil
 }
 
 // withDatabase returns the URL u with its database replaced by name.

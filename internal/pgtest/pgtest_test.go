@@ -38,12 +38,12 @@ func TestServersVersionsAndPublishedPorts(t *testing.T) {
 		for _, s := range ss {
 			got = append(got, s.Major)
 		}
-		if len(got) != len(DefaultVersions) {
-			t.Fatalf("servers %v, want %v", got, DefaultVersions)
+		if len(got) != len(versions()) {
+			t.Fatalf("servers %v, want %v", got, versions())
 		}
-		for i, v := range DefaultVersions {
+		for i, v := range versions() {
 			if got[i] != v {
-				t.Fatalf("servers %v, want %v", got, DefaultVersions)
+				t.Fatalf("servers %v, want %v", got, versions())
 			}
 		}
 	}

@@ -47,6 +47,7 @@ const upgradePassword = "postgres"
 // It skips t when the servers come from a URL.
 func NewUpgrade(t testing.TB, old, new int) *Upgrade {
 	t.Helper()
+	Heavy(t)
 	ss := Servers(t)
 	if ss[0].Image == "" {
 		t.Skipf("pgtest: an upgrade needs images; %s is set", EnvURL)
