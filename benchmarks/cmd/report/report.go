@@ -243,7 +243,8 @@ func (p *report) peerGoals() {
 			"the gap is the CSPRNG: every ulidflake ID takes a step from the runtime's ChaCha8 CSPRNG (docs/spec.md, Generation), and snowflake draws no randomness. " +
 				"Profiled with the caches evicted before each burst (`benchmarks/cmd/coldburst` under cachegrind, 2026-11-28), a ulidflake burst of 200 misses the last-level cache 30.2 times, " +
 				"16.9 of them in the CSPRNG (its keystream code and per-thread buffer, cold after a pause), the rest 13.3 (a wall-clock read included) against snowflake's 12.2 in all; " +
-				"per ID it runs 237 instructions against snowflake's 168, 37 of them the CSPRNG's"})
+				"per ID it runs 237 instructions against snowflake's 168, 37 of them the CSPRNG's. " +
+				"Serving several steps from one draw, through a pool that goroutines take by compare-and-swap, measured slower (`flake/generator.go`, `random`)"})
 	}
 	if q, ok := p.burstRatio("first-ns:"); ok {
 		p.goals = append(p.goals, goal{"ulidflake's first call after a pause within 1.2× snowflake's", "ulidflake over snowflake " + q.times(), against(q, 1.2, true),
