@@ -181,6 +181,7 @@ func (p *report) core(chartDir, out string) {
 	p.f("\"generate\" is a serial loop, as each library makes IDs. snowflake (4,096 IDs a millisecond) and sonyflake (256 per 10 ms) throttle by design, ")
 	p.f("so their figure there is their rate cap, not their code. \"burst\" measures every generator's code apart from any cap (`BenchmarkGenerateBurst`): ")
 	p.f("in each round every peer in turn, after a pause of 10 ms, makes 200 IDs unboxed, timed by the benchmark itself, each round starting with the next peer; ")
+	p.f("a repetition's figure is its median burst's time per ID, so that a time slice stolen from one burst moves no figure; ")
 	p.f("\"first of a burst\" is the median time of the first call after the pause, when the caches are cold. That is the column to compare the code by. ")
 	capacity, _ := p.m("NewWait", "ids/ms")
 	p.f("ulidflake's serial loop also runs past its capacity (%.0f IDs a millisecond sustained, `NewWait` below) and then returns `ErrMonotonicOverflow` quickly; ", capacity)
@@ -242,7 +243,8 @@ func (p *report) peerGoals() {
 			"the gap is the CSPRNG: every ulidflake ID takes a step from the runtime's ChaCha8 CSPRNG (docs/spec.md, Generation), and snowflake draws no randomness. " +
 				"Profiled with the caches evicted before each burst (`benchmarks/cmd/coldburst` under cachegrind, 2026-11-28), a ulidflake burst of 200 misses the last-level cache 30.2 times, " +
 				"16.9 of them in the CSPRNG (its keystream code and per-thread buffer, cold after a pause), the rest 13.3 (a wall-clock read included) against snowflake's 12.2 in all; " +
-				"per ID it runs 237 instructions against snowflake's 168, 37 of them the CSPRNG's"})
+				"per ID it runs 237 instructions against snowflake's 168, 37 of them the CSPRNG's. " +
+				"Serving several steps from one draw, through a pool that goroutines take by compare-and-swap, measured slower (`flake/generator.go`, `random`)"})
 	}
 	if q, ok := p.burstRatio("first-ns:"); ok {
 		p.goals = append(p.goals, goal{"ulidflake's first call after a pause within 1.2× snowflake's", "ulidflake over snowflake " + q.times(), against(q, 1.2, true),
@@ -254,7 +256,8 @@ func (p *report) peerGoals() {
 // for -only burst.
 func (p *report) bursts() {
 	b, _ := p.r.stat("GenerateBurst", "ns/id:ulidflake")
-	p.f("%s %d repetitions, interleaved.\n\n| library | burst | first of a burst |\n|---|---|---|\n", p.alone, b.n)
+	p.f("%s %d repetitions, interleaved. In each, a peer's burst figure is its median burst's time per ID, and its first-call figure the median of its first calls; ", p.alone, b.n)
+	p.f("below, their median (min–max) over the repetitions.\n\n| library | burst | first of a burst |\n|---|---|---|\n")
 	for _, pe := range peers {
 		b, ok := p.r.stat("GenerateBurst", "ns/id:"+pe.name)
 		f, _ := p.r.stat("GenerateBurst", "first-ns:"+pe.name)

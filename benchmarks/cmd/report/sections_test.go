@@ -61,3 +61,35 @@ func TestThousands(t *testing.T) {
 		}
 	}
 }
+
+// The burst goal takes ulidflake's time per ID over snowflake's
+// repetition by repetition: met only when every repetition is within 1.2×.
+func TestBurstGoal(t *testing.T) {
+	for _, c := range []struct {
+		ulid, snow []float64
+		want       verdict
+	}{
+		{[]float64{57, 60, 58}, []float64{55, 57, 56}, met},
+		{[]float64{57, 70, 58}, []float64{55, 57, 56}, noise},
+		{[]float64{70, 72, 71}, []float64{55, 57, 56}, missed},
+	} {
+		r := results{}
+		for i := range c.ulid {
+			for _, u := range []string{"ns/id:", "first-ns:"} {
+				r.add("GenerateBurst", u+"ulidflake", c.ulid[i])
+				r.add("GenerateBurst", u+"bwmarrin-snowflake", c.snow[i])
+			}
+		}
+		p := &report{r: r}
+		p.bursts()
+		var got []goal
+		for _, g := range p.goals {
+			if strings.Contains(g.what, "within 1.2× snowflake's time per ID") {
+				got = append(got, g)
+			}
+		}
+		if len(got) != 1 || got[0].verdict != c.want {
+			t.Errorf("%v over %v: goals %+v, want one %v", c.ulid, c.snow, got, c.want)
+		}
+	}
+}
