@@ -32,8 +32,9 @@ func after(param string) string {
 const heldBy = `namespace OPERATOR(pg_catalog.=) $1::pg_catalog.text AND sid OPERATOR(pg_catalog.=) $2::int
 	AND token OPERATOR(pg_catalog.=) $3::bigint`
 
-// columns are the lease table's, as setup creates it.
-const columns = `(
+// ddl creates the lease table.
+func (l *Lease) ddl() string {
+	return `CREATE TABLE IF NOT EXISTS ` + l.table + ` (
 	namespace    pg_catalog.text NOT NULL,
 	sid          int         NOT NULL CHECK (sid OPERATOR(pg_catalog.>=) 0 AND sid OPERATOR(pg_catalog.<=) 31),
 	token        bigint      NOT NULL DEFAULT 0,
@@ -42,42 +43,44 @@ const columns = `(
 	expires_at   pg_catalog.timestamptz NOT NULL DEFAULT '-infinity',
 	minted_below bigint      NOT NULL DEFAULT 0,
 	PRIMARY KEY (namespace, sid))`
+}
 
-// tableState is what setup reads of the lease table, its schema and this
-// role. Role names are quoted as identifiers where needed.
+// grant gives this role what the lease's statements need.
+func (l *Lease) grant() string {
+	return `GRANT USAGE ON SCHEMA ` + pgx.Identifier{l.opts.schema}.Sanitize() + ` TO ` + l.role +
+		";\nGRANT SELECT, INSERT, UPDATE ON " + l.table + ` TO ` + l.role
+}
+
+// tableState is what setup reads of the lease table and its schema; role
+// names are quoted where they need it.
 type tableState struct {
-	role        string // this role
-	schemaOwner string // "": the schema is missing
-	ownsSchema  bool   // this role has the privileges of the schema's owner
-	creators    string // the other roles that may CREATE in the schema, PUBLIC included
-	exists      bool
-	tableOwner  string
-	ownerOK     bool   // the table's owner has the privileges of the schema's owner
-	elsewhere   string // the schema of another table that the name alone finds, or ""
+	owner        string // the schema's; "": no schema
+	creators     string // the other roles that may CREATE in the schema
+	foreignOwner string // the table's, when it lacks the privileges of the schema's owner
+	elsewhere    string // the schema of another table the name alone finds
+	exists, mine bool   // mine: this role has the privileges of the schema's owner
 }
 
 // setup checks the lease table and its schema, creates the table if it is
-// missing and this role owns the schema, and adds the namespace's 32 rows.
-// Its statements are idempotent and safe to run from many instances at
-// once.
+// missing and this role owns the schema (no lock: instances that race on
+// the catalog fail, and find the table then), and adds the namespace's 32
+// rows. See the package documentation, "The lease table".
 func (l *Lease) setup(ctx context.Context) error {
 	t, err := l.inspect(ctx)
-	if err != nil {
-		return err
+	if err == nil {
+		err = l.trust(t)
 	}
-	l.role = pgx.Identifier{t.role}.Sanitize()
-	if err := l.trust(t); err != nil {
-		return err
-	}
-	if !t.exists {
-		// No lock: only the schema's owner creates in it. Instances that
-		// create it at once race on the catalog, and the losers' errors
-		// vary (42P07, 42710, 23505): the table exists then.
-		if _, err := l.db.exec(ctx, l.ddl()); err != nil {
-			if t, again := l.inspect(ctx); again != nil || !t.exists {
-				return l.wrap("creating the lease table", err)
+	if err == nil && !t.exists {
+		if _, err = l.db.exec(ctx, l.ddl()); err != nil {
+			if t, again := l.inspect(ctx); again == nil && t.exists {
+				err = nil
+			} else {
+				err = l.wrap("creating the lease table", err)
 			}
 		}
+	}
+	if err != nil {
+		return err
 	}
 	// Every column is given: no default is evaluated.
 	if _, err := l.db.exec(ctx, `INSERT INTO `+l.table+` (namespace, sid, token, holder, acquired_at, expires_at, minted_below)
@@ -88,84 +91,65 @@ func (l *Lease) setup(ctx context.Context) error {
 	return nil
 }
 
-// inspect reads the lease table's schema, the table and this role. The
-// name alone is looked up (on this role's search_path) only for the
-// default schema: where an earlier release kept its leases.
+// inspect reads the lease table and its schema, and this role. Without
+// WithSchema, it also looks the bare name up on the search_path.
 func (l *Lease) inspect(ctx context.Context) (tableState, error) {
 	var t tableState
+	var role string
 	var bare any // NULL: to_regclass('') is an error before PostgreSQL 16
 	if !l.opts.named {
 		bare = pgx.Identifier{tableName}.Sanitize()
 	}
-	err := l.db.queryRow(ctx, `SELECT CURRENT_USER::pg_catalog.text,
-		coalesce(n.nspowner::pg_catalog.regrole::pg_catalog.text, ''),
-		coalesce(pg_catalog.pg_has_role(n.nspowner, 'USAGE'::pg_catalog.text), false),
+	err := l.db.queryRow(ctx, `SELECT CURRENT_USER::pg_catalog.text, coalesce(n.nspowner::pg_catalog.regrole::pg_catalog.text, ''),
 		coalesce((SELECT pg_catalog.string_agg(CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'::pg_catalog.text
 				ELSE a.grantee::pg_catalog.regrole::pg_catalog.text END, ', '::pg_catalog.text)
 			FROM pg_catalog.aclexplode(coalesce(n.nspacl, pg_catalog.acldefault('n'::pg_catalog."char", n.nspowner))) a
-			WHERE a.privilege_type OPERATOR(pg_catalog.=) 'CREATE'::pg_catalog.text
-			AND (a.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid
+			WHERE a.privilege_type OPERATOR(pg_catalog.=) 'CREATE'::pg_catalog.text AND (a.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid
 				OR NOT pg_catalog.pg_has_role(a.grantee, n.nspowner, 'USAGE'::pg_catalog.text))), ''),
-		c.oid IS NOT NULL,
-		coalesce(c.relowner::pg_catalog.regrole::pg_catalog.text, ''),
-		coalesce(pg_catalog.pg_has_role(c.relowner, n.nspowner, 'USAGE'::pg_catalog.text), false),
+		coalesce(CASE WHEN NOT pg_catalog.pg_has_role(c.relowner, n.nspowner, 'USAGE'::pg_catalog.text)
+			THEN c.relowner::pg_catalog.regrole::pg_catalog.text END, ''),
 		coalesce((SELECT fn.nspname::pg_catalog.text FROM pg_catalog.pg_class fc
 			JOIN pg_catalog.pg_namespace fn ON fn.oid OPERATOR(pg_catalog.=) fc.relnamespace
 			WHERE fc.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass($2::pg_catalog.text)::pg_catalog.oid
-			AND (c.oid IS NULL OR fc.oid OPERATOR(pg_catalog.<>) c.oid)), '')
+			AND (c.oid IS NULL OR fc.oid OPERATOR(pg_catalog.<>) c.oid)), ''),
+		c.oid IS NOT NULL, coalesce(pg_catalog.pg_has_role(n.nspowner, 'USAGE'::pg_catalog.text), false)
 		FROM (SELECT 1) one
 		LEFT JOIN pg_catalog.pg_namespace n ON n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name
 		LEFT JOIN pg_catalog.pg_class c ON c.relnamespace OPERATOR(pg_catalog.=) n.oid
 			AND c.relname OPERATOR(pg_catalog.=) '`+tableName+`'::pg_catalog.name`,
-		l.opts.schema, bare).Scan(&t.role, &t.schemaOwner, &t.ownsSchema, &t.creators, &t.exists, &t.tableOwner, &t.ownerOK, &t.elsewhere)
+		l.opts.schema, bare).Scan(&role, &t.owner, &t.creators, &t.foreignOwner, &t.elsewhere, &t.exists, &t.mine)
 	if err != nil {
 		return t, l.wrap("reading the lease table's schema", err)
 	}
+	l.role = pgx.Identifier{role}.Sanitize()
 	return t, nil
 }
 
-// trust applies the install's rule to the lease table: its schema is its
-// owner's alone, the table is that owner's, and only that owner creates
-// it. It refuses, too, when the name alone finds another table for this
-// role.
+// trust refuses what the install's rule refuses (the schema is its
+// owner's alone, and so is the table), and a table the bare name finds
+// elsewhere for this role, where 0.1.0 kept its leases.
 func (l *Lease) trust(t tableState) error {
 	schema := pgx.Identifier{l.opts.schema}.Sanitize()
 	switch {
 	case t.elsewhere != "":
-		// Instances of an earlier release, or with another search_path,
-		// use that table.
-		return fmt.Errorf("%w: the lease table is %s for every role, but for role %s %s is %s, "+
-			"which 0.1.0 used: instances using both tables would hold the same SIDs. Name that table's schema for every instance, "+
-			"WithSchema(%q), or stop every instance and move its rows to %s (docs/deployments.md, \"The lease table\")",
+		return fmt.Errorf("%w: the lease table is %s for every role, but for role %s %s is %s, which 0.1.0 used: "+
+			"instances using both would hold the same SIDs. Name its schema for every instance, WithSchema(%q), or stop them all "+
+			"and move its rows to %s (docs/deployments.md, \"The lease table\")",
 			ErrLeaseTable, l.table, l.role, tableName, pgx.Identifier{t.elsewhere, tableName}.Sanitize(), t.elsewhere, l.table)
-	case t.schemaOwner == "":
-		return fmt.Errorf("%w: schema %s does not exist: create it, as the role that is to own the lease table "+
-			"(CREATE SCHEMA %s), or name another with WithSchema", ErrLeaseTable, schema, schema)
+	case t.owner == "":
+		return fmt.Errorf("%w: schema %s does not exist: CREATE SCHEMA %s as the role to own the lease table", ErrLeaseTable, schema, schema)
 	case t.creators != "":
-		return fmt.Errorf("%w: in schema %s, roles other than its owner %s may create objects (%s): any of them could create "+
-			"the lease table first, with code that runs as every holder. Make the schema its owner's alone: "+
-			"REVOKE CREATE ON SCHEMA %s FROM %s; or give the lease a schema of its own, the same for every instance: "+
-			"CREATE SCHEMA ulid_flake (as the role to own it) and WithSchema(\"ulid_flake\")",
-			ErrLeaseTable, schema, t.schemaOwner, clip(t.creators), schema, clip(t.creators))
-	case t.exists && !t.ownerOK:
-		return fmt.Errorf("%w: %s is owned by %s, not by the owner of schema %s (%s), the one role the lease trusts: "+
-			"drop it, or, having checked it, give it to that owner (ALTER TABLE %s OWNER TO ...)",
-			ErrLeaseTable, l.table, t.tableOwner, schema, t.schemaOwner, l.table)
-	case !t.exists && !t.ownsSchema:
-		return fmt.Errorf("%w: %s does not exist, and only the owner of schema %s (%s) may create it, not role %s. "+
-			"Run once as that owner:\n%s;\n%s;\nor name, for every instance, a schema that role %s owns: WithSchema(name)",
-			ErrLeaseTable, l.table, schema, t.schemaOwner, l.role, l.ddl(), l.grant(), l.role)
+		return fmt.Errorf("%w: roles other than its owner (%s) may create objects in schema %s, the lease table among them, "+
+			"with code that runs as every holder: REVOKE CREATE ON SCHEMA %s FROM %s; or use a schema of its own for every instance: "+
+			"CREATE SCHEMA ulid_flake and WithSchema(\"ulid_flake\")", ErrLeaseTable, t.owner, schema, schema, clip(t.creators))
+	case t.exists && t.foreignOwner != "":
+		return fmt.Errorf("%w: %s is owned by %s, not by the owner of its schema (%s), whom alone the lease trusts: drop it, "+
+			"or give it to that owner once checked", ErrLeaseTable, l.table, t.foreignOwner, t.owner)
+	case !t.exists && !t.mine:
+		return fmt.Errorf("%w: %s does not exist, and only the owner of its schema (%s) may create it. Run once as that owner:\n%s;\n%s;\n"+
+			"or name, for every instance, a schema of role %s: WithSchema(name)", ErrLeaseTable, l.table, t.owner, l.ddl(), l.grant(), l.role)
 	}
 	return nil
-}
-
-// ddl creates the lease table.
-func (l *Lease) ddl() string { return `CREATE TABLE IF NOT EXISTS ` + l.table + ` ` + columns }
-
-// grant gives this role what the lease's statements need.
-func (l *Lease) grant() string {
-	return `GRANT USAGE ON SCHEMA ` + pgx.Identifier{l.opts.schema}.Sanitize() + ` TO ` + l.role +
-		";\nGRANT SELECT, INSERT, UPDATE ON " + l.table + ` TO ` + l.role
 }
 
 // singleWriter returns ErrMultiWriter when the database subscribes to

@@ -56,10 +56,13 @@
 // search_path (options=-c search_path=...), or a search_path that starts
 // with pg_temp, all use the same table.
 //
-// The table follows the install's rule (docs/sql.md): its schema is its
-// owner's alone. The lease trusts one role, the schema's owner (and its
-// members and superusers, who act as it), and Acquire refuses
-// ([ErrLeaseTable], before it writes anything):
+// The lease creates its table itself, so that it needs no SQL install,
+// under the install's rule (docs/sql.md): the schema is its owner's alone.
+// The lease trusts the schema's owner (and the owner's members and
+// superusers, who act as it), and every role granted to write the table,
+// not to change the table or rewrite its rows, which can give one SID to
+// two holders. Acquire refuses ([ErrLeaseTable], before it writes
+// anything):
 //
 //   - a schema in which any other role, PUBLIC included, may create
 //     objects: such a role could create the lease table first, with
@@ -69,32 +72,28 @@
 //   - a table that a role other than the schema's owner owns;
 //   - a missing table, when this role is not the schema's owner: the error
 //     gives the statements to run once as the owner (the CREATE TABLE, and
-//     GRANT SELECT, INSERT, UPDATE on it to this role), or WithSchema
-//     naming a schema this role owns;
+//     the GRANTs of USAGE on the schema and SELECT, INSERT, UPDATE on the
+//     table to this role), or WithSchema naming a schema this role owns;
 //   - a missing schema.
 //
 // So the first Acquire of a role that owns the schema creates the table,
-// and other roles of the application use it with SELECT, INSERT and
-// UPDATE granted (a role without them gets the GRANT in its error). No
-// lock serialises the creation, so no other role can stall it: instances
-// that create the table at once race on the catalog, and the ones that
-// lose use the winner's table. The lease trusts
-// the schema's owner, and every role granted to write the table, not to
-// change it or rewrite its rows, which can give one SID to two holders.
-//
-// The server's errors are read by SQLSTATE through any driver whose
+// and the application's other roles use it with those privileges granted
+// (a role without them gets the GRANTs in its error). No lock serialises
+// the creation, so no other role can stall it: instances that create the
+// table at once race on the catalog, and those that lose use the winner's
+// table. The server's errors are read by SQLSTATE through any driver whose
 // errors have a SQLState method: pgx's (through [Acquire] or pgx's stdlib)
 // and lib/pq's ([AcquireDB]) get the same explanations.
 //
-// Release 0.1.0 looked the unqualified name up on the search_path,
-// so a role that owns a schema named after itself kept its leases there.
-// Without WithSchema, Acquire refuses ([ErrLeaseTable]) when the name
-// alone would find, for its role and search_path, another table than the
-// one it uses: an instance of an earlier release, or one with WithSchema
-// naming that schema, would hold the same SIDs. The error names both
-// tables: name the old one's schema for every instance with WithSchema, or
-// stop every instance and move its rows (docs/deployments.md, "The lease
-// table"). Nothing is created before that check.
+// Release 0.1.0 looked the unqualified name up on the search_path, so a
+// role that owns a schema named after itself kept its leases there.
+// Without WithSchema, Acquire refuses ([ErrLeaseTable]) when the name alone
+// would find, for its role and search_path, another table than the one it
+// uses: an instance of 0.1.0, or one with WithSchema naming that schema,
+// would hold the same SIDs. The error names both tables: name the old
+// one's schema for every instance with WithSchema, or stop every instance
+// and move its rows (docs/deployments.md, "The lease table"). Nothing is
+// created before that check.
 //
 // # Why two holders never mint with one SID
 //

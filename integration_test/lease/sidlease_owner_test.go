@@ -70,6 +70,7 @@ func TestSIDLeaseRefusesSharedSchema(t *testing.T) {
 			require.NoError(t, err, tc.name)
 			_, err = sidlease.Acquire(ctx, db.Pool, "shared", sidlease.WithValidity(testValidity), sidlease.WithSchema("shared"))
 			require.ErrorIs(t, err, sidlease.ErrLeaseTable, tc.name)
+			t.Logf("%s: %v", tc.name, err)
 			revoke := `REVOKE CREATE ON SCHEMA "shared" FROM ` + tc.grantee
 			for _, s := range []string{revoke, `WithSchema("ulid_flake")`, "CREATE SCHEMA ulid_flake"} {
 				require.ErrorContains(t, err, s, tc.name)
@@ -118,6 +119,7 @@ func TestSIDLeaseLibPQExplains(t *testing.T) {
 		grant := `GRANT SELECT, INSERT, UPDATE ON "public"."ulid_flake_sid_leases" TO "` + role + `"`
 		_, err = sidlease.AcquireDB(ctx, pq, "pq", sidlease.WithValidity(testValidity))
 		require.ErrorIs(t, err, sidlease.ErrLeaseTable)
+		t.Logf("no table: %v", err)
 		require.ErrorContains(t, err, `CREATE TABLE IF NOT EXISTS "public"."ulid_flake_sid_leases"`)
 		require.ErrorContains(t, err, grant)
 
@@ -127,6 +129,7 @@ func TestSIDLeaseLibPQExplains(t *testing.T) {
 		var state interface{ SQLState() string }
 		require.ErrorAs(t, err, &state)
 		require.Equal(t, "42501", state.SQLState())
+		t.Logf("not granted: %v", err)
 		require.ErrorContains(t, err, grant)
 
 		_, err = db.Exec(ctx, grant)
