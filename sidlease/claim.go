@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ulidflake/ulidflake/flake"
 )
@@ -33,131 +32,122 @@ func after(param string) string {
 const heldBy = `namespace OPERATOR(pg_catalog.=) $1::pg_catalog.text AND sid OPERATOR(pg_catalog.=) $2::int
 	AND token OPERATOR(pg_catalog.=) $3::bigint`
 
-// setup checks the lease table, creates it if it is missing, and adds the
-// namespace's 32 rows. Its statements are idempotent and safe to run from
-// many instances at once.
-func (l *Lease) setup(ctx context.Context) error {
-	ddl := `CREATE TABLE IF NOT EXISTS ` + l.table + ` (
-	namespace  pg_catalog.text NOT NULL,
-	sid        int         NOT NULL CHECK (sid OPERATOR(pg_catalog.>=) 0 AND sid OPERATOR(pg_catalog.<=) 31),
-	token      bigint      NOT NULL DEFAULT 0,
-	holder     pg_catalog.text,
-	acquired_at pg_catalog.timestamptz,
-	expires_at pg_catalog.timestamptz NOT NULL DEFAULT '-infinity',
-	minted_below bigint    NOT NULL DEFAULT 0,
+// ddl creates the lease table.
+func (l *Lease) ddl() string {
+	return `CREATE TABLE IF NOT EXISTS ` + l.table + ` (
+	namespace    pg_catalog.text NOT NULL,
+	sid          int         NOT NULL CHECK (sid OPERATOR(pg_catalog.>=) 0 AND sid OPERATOR(pg_catalog.<=) 31),
+	token        bigint      NOT NULL DEFAULT 0,
+	holder       pg_catalog.text,
+	acquired_at  pg_catalog.timestamptz,
+	expires_at   pg_catalog.timestamptz NOT NULL DEFAULT '-infinity',
+	minted_below bigint      NOT NULL DEFAULT 0,
 	PRIMARY KEY (namespace, sid))`
-	// The table, the table the name alone finds on this role's search_path
-	// (where earlier releases kept it), this role and its search_path.
-	var table, found int64
-	var foundSchema, role, path string
-	var oneName any // NULL: to_regclass('') is an error before PostgreSQL 16
-	if l.oneName != "" {
-		oneName = pgx.Identifier{l.oneName}.Sanitize()
+}
+
+// grant gives this role what the lease's statements need.
+func (l *Lease) grant() string {
+	return `GRANT USAGE ON SCHEMA ` + pgx.Identifier{l.opts.schema}.Sanitize() + ` TO ` + l.role +
+		";\nGRANT SELECT, INSERT, UPDATE ON " + l.table + ` TO ` + l.role
+}
+
+// tableState is what setup reads of the lease table and its schema; role
+// names are quoted where they need it.
+type tableState struct {
+	owner        string // the schema's; "": no schema
+	creators     string // the other roles that may CREATE in the schema
+	foreignOwner string // the table's, when it lacks the privileges of the schema's owner
+	elsewhere    string // the schema of another table the name alone finds
+	exists, mine bool   // mine: this role has the privileges of the schema's owner
+}
+
+// setup checks the lease table and its schema, creates the table if it is
+// missing and this role owns the schema (no lock: instances that race on
+// the catalog fail, and find the table then), and adds the namespace's 32
+// rows. See the package documentation, "The lease table".
+func (l *Lease) setup(ctx context.Context) error {
+	t, err := l.inspect(ctx)
+	if err == nil {
+		err = l.trust(t)
 	}
-	if err := l.db.queryRow(ctx, `SELECT coalesce(pg_catalog.to_regclass($1::pg_catalog.text)::pg_catalog.oid::bigint, 0),
-		coalesce(c.oid::bigint, 0), coalesce(n.nspname::pg_catalog.text, ''),
-		CURRENT_USER::pg_catalog.text, pg_catalog.current_setting('search_path'::pg_catalog.text)
-		FROM (SELECT 1) one
-		LEFT JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass($2::pg_catalog.text)::pg_catalog.oid
-		LEFT JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace`,
-		l.table, oneName).Scan(&table, &found, &foundSchema, &role, &path); err != nil {
-		return l.wrap("looking for the lease table", err)
-	}
-	if l.oneName != "" && found != 0 && found != table {
-		// The name alone finds another table for this role: instances of
-		// an earlier release, or with another search_path, use that one.
-		return fmt.Errorf("%w: the lease table is %s for every role, but for role %s (search_path %s) %s is %s.%s, "+
-			"which earlier releases used: instances using both tables would hold the same SIDs. Name that table for every instance, "+
-			"WithTable(%q, %q), or stop every instance and move its rows to %s (docs/deployments.md, \"The lease table\")",
-			ErrLeaseTable, l.table, pgx.Identifier{role}.Sanitize(), quote(path), pgx.Identifier{l.oneName}.Sanitize(),
-			pgx.Identifier{foundSchema}.Sanitize(), pgx.Identifier{l.oneName}.Sanitize(), foundSchema, l.oneName, l.table)
-	}
-	if table == 0 {
-		// Serialised, in one implicit transaction: CREATE TABLE IF NOT
-		// EXISTS alone races with itself.
-		q := `SELECT pg_catalog.pg_advisory_xact_lock(7373474917); ` + ddl
-		if _, err := l.db.exec(ctx, q); err != nil {
-			var pgErr *pgconn.PgError
-			if errors.As(err, &pgErr) && (pgErr.Code == "42501" || pgErr.Code == "3F000") {
-				return l.wrap(fmt.Sprintf("creating the lease table: role %s cannot create it in schema %s "+
-					"(the schema is missing, or the role may not create tables in it: on PostgreSQL 15 and later "+
-					"only the database's owner may create tables in public unless granted). "+
-					"Create it once as the database's owner, and let every role of the application use it:\n%s;\n"+
-					"GRANT SELECT, INSERT, UPDATE ON %s TO %s;\n"+
-					"or name, for every instance, a table in a schema this role may create tables in: WithTable(schema, name)",
-					pgx.Identifier{role}.Sanitize(), l.opts.table[:1].Sanitize(), ddl, l.table, pgx.Identifier{role}.Sanitize()), err)
+	if err == nil && !t.exists {
+		if _, err = l.db.exec(ctx, l.ddl()); err != nil {
+			if t, again := l.inspect(ctx); again == nil && t.exists {
+				err = nil
+			} else {
+				err = l.wrap("creating the lease table", err)
 			}
-			return l.wrap(fmt.Sprintf("creating the lease table (a role that may not create it needs it created once:\n%s)", ddl), err)
 		}
 	}
-	// What the table is, and whether the lease's statements would run
-	// code other than its own: triggers, rules, row security policies, or
-	// functions, operators and types that are not built in, in its
-	// defaults, constraints, indexes and columns. Whoever may add them
-	// would run their code as every holder.
-	var persistence, kind, triggers string
-	var rules, rowSecurity, hasCeiling bool
-	var code int64
-	if err := l.db.queryRow(ctx, `SELECT c.relpersistence::pg_catalog.text, c.relkind::pg_catalog.text, c.relhasrules, c.relrowsecurity,
-		(SELECT coalesce(pg_catalog.string_agg(pg_catalog.quote_ident(g.tgname::pg_catalog.text), ', '::pg_catalog.text), '')
-			FROM pg_catalog.pg_trigger g WHERE g.tgrelid OPERATOR(pg_catalog.=) c.oid AND NOT g.tgisinternal),
-		(SELECT pg_catalog.count(*) FROM pg_catalog.pg_depend d
-			WHERE d.refclassid OPERATOR(pg_catalog.=) ANY (ARRAY['pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid,
-				'pg_catalog.pg_operator'::pg_catalog.regclass::pg_catalog.oid, 'pg_catalog.pg_type'::pg_catalog.regclass::pg_catalog.oid,
-				'pg_catalog.pg_opclass'::pg_catalog.regclass::pg_catalog.oid, 'pg_catalog.pg_opfamily'::pg_catalog.regclass::pg_catalog.oid])
-			AND ((d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
-					AND (d.objid OPERATOR(pg_catalog.=) c.oid OR d.objid OPERATOR(pg_catalog.=) ANY (
-						SELECT i.indexrelid FROM pg_catalog.pg_index i WHERE i.indrelid OPERATOR(pg_catalog.=) c.oid)))
-				OR (d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass::pg_catalog.oid
-					AND d.objid OPERATOR(pg_catalog.=) ANY (SELECT a.oid FROM pg_catalog.pg_attrdef a WHERE a.adrelid OPERATOR(pg_catalog.=) c.oid))
-				OR (d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_constraint'::pg_catalog.regclass::pg_catalog.oid
-					AND d.objid OPERATOR(pg_catalog.=) ANY (SELECT k.oid FROM pg_catalog.pg_constraint k WHERE k.conrelid OPERATOR(pg_catalog.=) c.oid))
-				OR (d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_trigger'::pg_catalog.regclass::pg_catalog.oid
-					AND d.objid OPERATOR(pg_catalog.=) ANY (SELECT g.oid FROM pg_catalog.pg_trigger g WHERE g.tgrelid OPERATOR(pg_catalog.=) c.oid))
-				OR (d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass::pg_catalog.oid
-					AND d.objid OPERATOR(pg_catalog.=) ANY (SELECT r.oid FROM pg_catalog.pg_rewrite r WHERE r.ev_class OPERATOR(pg_catalog.=) c.oid))
-				OR (d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_policy'::pg_catalog.regclass::pg_catalog.oid
-					AND d.objid OPERATOR(pg_catalog.=) ANY (SELECT p.oid FROM pg_catalog.pg_policy p WHERE p.polrelid OPERATOR(pg_catalog.=) c.oid)))),
-		EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid
-			AND a.attname OPERATOR(pg_catalog.=) 'minted_below'::pg_catalog.name AND NOT a.attisdropped)
-		FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass($1::pg_catalog.text)::pg_catalog.oid`,
-		l.table).Scan(&persistence, &kind, &rules, &rowSecurity, &triggers, &code, &hasCeiling); err != nil {
-		return l.wrap("reading the lease table", err)
-	}
-	// A temporary table is one table per connection: every connection
-	// would grant every SID.
-	if persistence == "t" {
-		return fmt.Errorf("%w: the lease table %s is a temporary table: "+
-			"each connection would grant the same SIDs; name a permanent table with WithTable(schema, name)", ErrInvalidOption, l.table)
-	}
-	switch {
-	case kind != "r":
-		return fmt.Errorf("%w: %s is not an ordinary table (relkind %q): name another with WithTable(schema, name)", ErrLeaseTable, l.table, kind)
-	case triggers != "":
-		return fmt.Errorf("%w: %s has triggers (%s), which would run as every holder; drop them or name another table with WithTable",
-			ErrLeaseTable, l.table, clip(triggers))
-	case rules:
-		return fmt.Errorf("%w: %s has rules, which would run as every holder; drop them or name another table with WithTable", ErrLeaseTable, l.table)
-	case rowSecurity:
-		return fmt.Errorf("%w: %s has row level security enabled, whose policies would run as every holder; "+
-			"disable it or name another table with WithTable", ErrLeaseTable, l.table)
-	case code != 0:
-		return fmt.Errorf("%w: %s calls functions, operators or types that are not built in (in its defaults, constraints, indexes or column types), "+
-			"which would run as every holder; create it as the lease does (the statement is in docs/deployments.md) or name another table with WithTable",
-			ErrLeaseTable, l.table)
-	}
-	// minted_below came with the clock check: add it to a table made before.
-	if !hasCeiling {
-		alter := `ALTER TABLE ` + l.table + ` ADD COLUMN IF NOT EXISTS minted_below bigint NOT NULL DEFAULT 0`
-		if _, err := l.db.exec(ctx, `SELECT pg_catalog.pg_advisory_xact_lock(7373474917); `+alter); err != nil {
-			return l.wrap(fmt.Sprintf("adding a column to the lease table (a role that may not alter it needs it run once:\n%s)", alter), err)
-		}
+	if err != nil {
+		return err
 	}
 	// Every column is given: no default is evaluated.
 	if _, err := l.db.exec(ctx, `INSERT INTO `+l.table+` (namespace, sid, token, holder, acquired_at, expires_at, minted_below)
 		SELECT $1::pg_catalog.text, g, 0, NULL, NULL, '-infinity'::pg_catalog.timestamptz, 0 FROM pg_catalog.generate_series(0, 31) g
 		ON CONFLICT (namespace, sid) DO NOTHING`, l.namespace); err != nil {
 		return l.wrap("adding the namespace's rows", err)
+	}
+	return nil
+}
+
+// inspect reads the lease table and its schema, and this role. Without
+// WithSchema, it also looks the bare name up on the search_path.
+func (l *Lease) inspect(ctx context.Context) (tableState, error) {
+	var t tableState
+	var role string
+	var bare any // NULL: to_regclass('') is an error before PostgreSQL 16
+	if !l.opts.named {
+		bare = pgx.Identifier{tableName}.Sanitize()
+	}
+	err := l.db.queryRow(ctx, `SELECT CURRENT_USER::pg_catalog.text, coalesce(n.nspowner::pg_catalog.regrole::pg_catalog.text, ''),
+		coalesce((SELECT pg_catalog.string_agg(CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'::pg_catalog.text
+				ELSE a.grantee::pg_catalog.regrole::pg_catalog.text END, ', '::pg_catalog.text)
+			FROM pg_catalog.aclexplode(coalesce(n.nspacl, pg_catalog.acldefault('n'::pg_catalog."char", n.nspowner))) a
+			WHERE a.privilege_type OPERATOR(pg_catalog.=) 'CREATE'::pg_catalog.text AND (a.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid
+				OR NOT pg_catalog.pg_has_role(a.grantee, n.nspowner, 'USAGE'::pg_catalog.text))), ''),
+		coalesce(CASE WHEN NOT pg_catalog.pg_has_role(c.relowner, n.nspowner, 'USAGE'::pg_catalog.text)
+			THEN c.relowner::pg_catalog.regrole::pg_catalog.text END, ''),
+		coalesce((SELECT fn.nspname::pg_catalog.text FROM pg_catalog.pg_class fc
+			JOIN pg_catalog.pg_namespace fn ON fn.oid OPERATOR(pg_catalog.=) fc.relnamespace
+			WHERE fc.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass($2::pg_catalog.text)::pg_catalog.oid
+			AND (c.oid IS NULL OR fc.oid OPERATOR(pg_catalog.<>) c.oid)), ''),
+		c.oid IS NOT NULL, coalesce(pg_catalog.pg_has_role(n.nspowner, 'USAGE'::pg_catalog.text), false)
+		FROM (SELECT 1) one
+		LEFT JOIN pg_catalog.pg_namespace n ON n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name
+		LEFT JOIN pg_catalog.pg_class c ON c.relnamespace OPERATOR(pg_catalog.=) n.oid
+			AND c.relname OPERATOR(pg_catalog.=) '`+tableName+`'::pg_catalog.name`,
+		l.opts.schema, bare).Scan(&role, &t.owner, &t.creators, &t.foreignOwner, &t.elsewhere, &t.exists, &t.mine)
+	if err != nil {
+		return t, l.wrap("reading the lease table's schema", err)
+	}
+	l.role = pgx.Identifier{role}.Sanitize()
+	return t, nil
+}
+
+// trust refuses what the install's rule refuses (the schema is its
+// owner's alone, and so is the table), and a table the bare name finds
+// elsewhere for this role, where 0.1.0 kept its leases.
+func (l *Lease) trust(t tableState) error {
+	schema := pgx.Identifier{l.opts.schema}.Sanitize()
+	switch {
+	case t.elsewhere != "":
+		return fmt.Errorf("%w: the lease table is %s for every role, but for role %s %s is %s, which 0.1.0 used: "+
+			"instances using both would hold the same SIDs. Name its schema for every instance, WithSchema(%q), or stop them all "+
+			"and move its rows to %s (docs/deployments.md, \"The lease table\")",
+			ErrLeaseTable, l.table, l.role, tableName, pgx.Identifier{t.elsewhere, tableName}.Sanitize(), t.elsewhere, l.table)
+	case t.owner == "":
+		return fmt.Errorf("%w: schema %s does not exist: CREATE SCHEMA %s as the role to own the lease table", ErrLeaseTable, schema, schema)
+	case t.creators != "":
+		return fmt.Errorf("%w: roles other than its owner (%s) may create objects in schema %s, the lease table among them, "+
+			"with code that runs as every holder: REVOKE CREATE ON SCHEMA %s FROM %s; or use a schema of its own for every instance: "+
+			"CREATE SCHEMA ulid_flake and WithSchema(\"ulid_flake\")", ErrLeaseTable, t.owner, schema, schema, clip(t.creators))
+	case t.exists && t.foreignOwner != "":
+		return fmt.Errorf("%w: %s is owned by %s, not by the owner of its schema (%s), whom alone the lease trusts: drop it, "+
+			"or give it to that owner once checked", ErrLeaseTable, l.table, t.foreignOwner, t.owner)
+	case !t.exists && !t.mine:
+		return fmt.Errorf("%w: %s does not exist, and only the owner of its schema (%s) may create it. Run once as that owner:\n%s;\n%s;\n"+
+			"or name, for every instance, a schema of role %s: WithSchema(name)", ErrLeaseTable, l.table, t.owner, l.ddl(), l.grant(), l.role)
 	}
 	return nil
 }

@@ -13,8 +13,8 @@
 // # How it holds a SID
 //
 // A lease is a row of a lease table (public.ulid_flake_sid_leases, the same
-// for every role, unless [WithTable] names another; see "The lease table"):
-// one row per namespace and SID, with the holder's
+// for every role, unless [WithSchema] names another schema; see "The lease
+// table"): one row per namespace and SID, with the holder's
 // fencing token, an expiry in the server's clock, and minted_below, a
 // ceiling of the IDs made with the SID. Every statement is a single
 // autocommit statement in the simple protocol, so the lease works on a
@@ -49,41 +49,51 @@
 //
 // A namespace is exclusive within one lease table, so every instance of an
 // application must use the same table, whatever its role and search_path.
-// The default, public.ulid_flake_sid_leases ([DefaultSchema],
-// [DefaultTable]), is schema-qualified, and so is a one-part [WithTable]
-// name (in public too): the name is never looked up on the search_path. A
-// role with a schema named after itself (the default search_path is
-// "$user", public), a connection string that sets search_path (options=-c
-// search_path=...), or a search_path that starts with pg_temp, all use the
-// same table. WithTable(schema, name) names any other.
+// The table is ulid_flake_sid_leases in schema public, or in the schema
+// [WithSchema] names, always schema-qualified: the name is never looked up
+// on the search_path. A role with a schema named after itself (the default
+// search_path is "$user", public), a connection string that sets
+// search_path (options=-c search_path=...), or a search_path that starts
+// with pg_temp, all use the same table.
 //
-// The first Acquire creates the table. On PostgreSQL 15 and later only the
-// database's owner may create tables in public unless it grants CREATE on
-// it: a role that may not gets an error that gives the statements to run
-// once as the owner (the CREATE TABLE, and GRANT SELECT, INSERT, UPDATE on
-// it), and the other way: WithTable naming a schema the role may create
-// tables in. Every role of the application needs SELECT, INSERT and UPDATE
-// on the table.
+// The lease creates its table itself, so that it needs no SQL install,
+// under the install's rule (docs/sql.md): the schema is its owner's alone.
+// The lease trusts the schema's owner (and the owner's members and
+// superusers, who act as it), and every role granted to write the table,
+// not to change the table or rewrite its rows, which can give one SID to
+// two holders. Acquire refuses ([ErrLeaseTable], before it writes
+// anything):
 //
-// Releases before this one looked the unqualified name up on the
-// search_path, so a role that owns a schema named after itself kept its
-// leases there. Acquire refuses ([ErrLeaseTable]) when the name alone
+//   - a schema in which any other role, PUBLIC included, may create
+//     objects: such a role could create the lease table first, with
+//     triggers, rules, policies or defaults that run as every holder. The
+//     error gives the REVOKE, and the other way, a schema of the
+//     application's own (CREATE SCHEMA ulid_flake, WithSchema);
+//   - a table that a role other than the schema's owner owns;
+//   - a missing table, when this role is not the schema's owner: the error
+//     gives the statements to run once as the owner (the CREATE TABLE, and
+//     the GRANTs of USAGE on the schema and SELECT, INSERT, UPDATE on the
+//     table to this role), or WithSchema naming a schema this role owns;
+//   - a missing schema.
+//
+// So the first Acquire of a role that owns the schema creates the table,
+// and the application's other roles use it with those privileges granted
+// (a role without them gets the GRANTs in its error). No lock serialises
+// the creation, so no other role can stall it: instances that create the
+// table at once race on the catalog, and those that lose use the winner's
+// table. The server's errors are read by SQLSTATE through any driver whose
+// errors have a SQLState method: pgx's (through [Acquire] or pgx's stdlib)
+// and lib/pq's ([AcquireDB]) get the same explanations.
+//
+// Release 0.1.0 looked the unqualified name up on the search_path, so a
+// role that owns a schema named after itself kept its leases there.
+// Without WithSchema, Acquire refuses ([ErrLeaseTable]) when the name alone
 // would find, for its role and search_path, another table than the one it
-// uses: an instance of an earlier release, or one with WithTable naming
-// that table, would hold the same SIDs. The error names both tables: name
-// the old one for every instance with WithTable(schema, name), or stop
-// every instance and move its rows (docs/deployments.md, "The lease
-// table"). Nothing is created before that check.
-//
-// The lease runs no code but its own statements. Acquire refuses
-// ([ErrLeaseTable]) a lease table that is not an ordinary table (a view, a
-// foreign or partitioned table) or that has triggers, rules, row level
-// security, or defaults, constraints, indexes or column types that use
-// functions, operators or types that are not built in: they would run as
-// every holder, with its privileges. Every Acquire checks this. The lease
-// trusts the table's owner, and every role that may write it, not to
-// change it later, and not to rewrite its rows, which can give one SID to
-// two holders.
+// uses: an instance of 0.1.0, or one with WithSchema naming that schema,
+// would hold the same SIDs. The error names both tables: name the old
+// one's schema for every instance with WithSchema, or stop every instance
+// and move its rows (docs/deployments.md, "The lease table"). Nothing is
+// created before that check.
 //
 // # Why two holders never mint with one SID
 //
@@ -170,11 +180,11 @@
 //
 // # Limits
 //
-// V is between [MinValidity] and [MaxValidity]; a table name has one or two
-// parts of 1 to 63 bytes, and its schema is not a temporary one (pg_temp,
-// pg_temp_N); a namespace has at most [MaxNamespace] (255) bytes; names and
-// namespaces hold no NUL and are valid UTF-8; no option is nil. Anything
-// else is [ErrInvalidOption], before any statement runs, in an error that
+// V is between [MinValidity] and [MaxValidity]; a schema name has 1 to 63
+// bytes and is not a temporary schema (pg_temp, pg_temp_N); a namespace has
+// at most [MaxNamespaceLen] (255) bytes; names and namespaces hold no NUL
+// and are valid UTF-8; no option is nil. Anything else is flake.ErrOption
+// (ulidflake.ErrOption), before any statement runs, in an error that
 // repeats at most 64 bytes of the bad value.
 //
 // # Settings
@@ -183,7 +193,8 @@
 // connection whose standard_conforming_strings is off (a database owner can
 // set that): Acquire then fails with pgx's error, which names the setting,
 // and writes nothing. Every name reaches SQL quoted as an identifier, the
-// table's always with its schema, and every value as a parameter; every built-in function, operator and
+// table's always with its schema, or as a parameter, and every value as a
+// parameter; every built-in function, operator and
 // non-keyword type is named in pg_catalog with exact argument types, so no
 // setting, and no object planted on the search_path (even one that puts
 // pg_catalog after another schema), changes what the SQL means.
@@ -197,6 +208,6 @@
 // the lease to hold a SID again. [WithLogger] reports what the lease does
 // by itself: failed heartbeats, a lost SID, claims again, a clock ahead;
 // [WithObserver] counts the same for metrics (docs/observability.md). A
-// role without the right to create the table gets an error that says which
-// statements to run once.
+// role that may not create the table, or use it, gets an error that says
+// which statements to run once.
 package sidlease

@@ -71,3 +71,21 @@ func ExampleWithLogger() {
 		defer lease.Close()
 	}
 }
+
+func ExampleWithSchema() {
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		return // needs a server
+	}
+	ctx := context.Background()
+	pool, _ := pgxpool.New(ctx, url)
+	defer pool.Close()
+	// The lease table in a schema of the application's own, which only its
+	// owner may create objects in (once, as that owner:
+	// CREATE SCHEMA ulid_flake). Every instance names the same schema.
+	lease, err := sidlease.Acquire(ctx, pool, "orders-service", sidlease.WithSchema("ulid_flake"))
+	if err != nil {
+		panic(err) // sidlease.ErrLeaseTable names the fix when the schema is not its owner's alone
+	}
+	defer lease.Close()
+}

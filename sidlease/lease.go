@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ulidflake/ulidflake/flake"
@@ -59,7 +58,7 @@ type Lease struct {
 	db        db
 	opts      options
 	table     string // quoted, schema-qualified
-	oneName   string // the name given without a schema, unquoted, or ""
+	role      string // the role that runs the statements, once setup knows it
 
 	mu         sync.Mutex
 	sid        int
@@ -81,10 +80,10 @@ type Lease struct {
 // Acquire takes a free SID of namespace through pool, waits as the package
 // documentation says (V + MaxClockAhead when the clocks agree), and returns
 // the lease. It returns [ErrNoFreeSID], naming the namespace, when all 32
-// are held; [ErrInvalidOption] for an option out of its limits;
-// [ErrLeaseTable] for a lease table that the name alone would find
-// elsewhere for this role, or that would run code other than the lease's
-// (see the package documentation, "The lease table");
+// are held; flake.ErrOption for an option out of its limits;
+// [ErrLeaseTable] for a lease table it cannot trust, or cannot create, or
+// that the name alone would find elsewhere for this role (see the package
+// documentation, "The lease table");
 // [ErrMultiWriter] on a database that subscribes to another node;
 // [ErrClockAhead] for a clock too far ahead of the server's, and
 // [ErrFloorAhead] for one too far behind the SID's floor. A claim that
@@ -97,7 +96,7 @@ type Lease struct {
 // of the server works.
 func Acquire(ctx context.Context, pool *pgxpool.Pool, namespace string, opts ...Option) (*Lease, error) {
 	if pool == nil {
-		return nil, fmt.Errorf("%w: nil pool", ErrInvalidOption)
+		return nil, optionError(nil, "nil pool")
 	}
 	return acquire(ctx, poolDB{pool}, namespace, opts)
 }
@@ -108,7 +107,7 @@ func Acquire(ctx context.Context, pool *pgxpool.Pool, namespace string, opts ...
 // unnamed ones and works as it is).
 func AcquireDB(ctx context.Context, db *sql.DB, namespace string, opts ...Option) (*Lease, error) {
 	if db == nil {
-		return nil, fmt.Errorf("%w: nil *sql.DB", ErrInvalidOption)
+		return nil, optionError(nil, "nil *sql.DB")
 	}
 	return acquire(ctx, sqlDB{db}, namespace, opts)
 }
@@ -128,13 +127,12 @@ func acquire(ctx context.Context, d db, namespace string, opts []Option) (*Lease
 		holder:    fmt.Sprintf("%s pid %d %s", host, os.Getpid(), filepath.Base(exe)),
 		db:        d,
 		opts:      o,
-		table:     o.table.Sanitize(),
-		oneName:   o.oneName,
 		ready:     make(chan struct{}),
 		readyOpen: true,
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 	}
+	l.table = pgx.Identifier{o.schema, tableName}.Sanitize()
 	if err := l.setup(ctx); err != nil {
 		return nil, err
 	}
@@ -150,7 +148,7 @@ func acquire(ctx context.Context, d db, namespace string, opts []Option) (*Lease
 func newGenerator(opts []flake.Option, sid int) (*flake.Generator, error) {
 	g, err := flake.NewGenerator(append(slices.Clone(opts), flake.WithSID(sid))...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: WithGeneratorOptions: %w", ErrInvalidOption, err)
+		return nil, optionError(err, "WithGeneratorOptions")
 	}
 	return g, nil
 }
@@ -165,7 +163,7 @@ func checkGenerator(opts []flake.Option) error {
 		return err
 	}
 	if _, err := g.New(); err != nil {
-		return fmt.Errorf("%w: WithGeneratorOptions: %w", ErrInvalidOption, err)
+		return optionError(err, "WithGeneratorOptions")
 	}
 	return nil
 }
@@ -338,15 +336,31 @@ func timeOf(gen *flake.Generator, id flake.ID) string {
 	return gen.Epoch().Time(id).Format(flake.RFC3339Milli)
 }
 
-// wrap names what failed, and the cause when it is a transaction pooler.
+// wrap names what failed, and the cause when the server's error says it:
+// a transaction pooler, or a role without the privileges on the table.
 func (l *Lease) wrap(what string, err error) error {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && (pgErr.Code == "42P05" || pgErr.Code == "26000") {
+	switch sqlState(err) {
+	case "42P05", "26000":
 		return fmt.Errorf("sidlease: %s: %w\n\tA transaction pooler (PgBouncer pool_mode=transaction, say) is between the "+
 			"client and the server and the driver prepares named statements: open the *sql.DB with "+
 			"default_query_exec_mode=simple_protocol (pgx stdlib) or use sidlease.Acquire with a *pgxpool.Pool", what, err)
+	case "42501":
+		if l.role != "" {
+			return fmt.Errorf("sidlease: namespace %q: %s: %w\n\tRun once, as the lease table's owner:\n%s;",
+				l.namespace, what, err, l.grant())
+		}
 	}
 	return fmt.Errorf("sidlease: namespace %q: %s: %w", l.namespace, what, err)
+}
+
+// sqlState returns the SQLSTATE of the server's error in err, through any
+// driver whose errors have a SQLState method (pgx's, lib/pq's), or "".
+func sqlState(err error) string {
+	var e interface{ SQLState() string }
+	if errors.As(err, &e) {
+		return e.SQLState()
+	}
+	return ""
 }
 
 // unprefixed is an error of this package given as the cause of another:

@@ -9,8 +9,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/ulidflake/ulidflake/flake"
 )
 
@@ -35,17 +33,16 @@ var (
 	// ErrClockAhead: this instance's clock is more than [MaxClockAhead]
 	// ahead of the server's: it does not mint until it is back within it.
 	ErrClockAhead = errors.New("sidlease: clock ahead of the server's")
-	// ErrInvalidOption: an option or argument outside its limits.
-	ErrInvalidOption = errors.New("sidlease: invalid option")
 	// ErrMultiWriter: the database subscribes to another node's
 	// publication, so another writable node may grant the same SIDs.
 	ErrMultiWriter = errors.New("sidlease: the database is one of several writable nodes")
-	// ErrLeaseTable: the lease table cannot be trusted to be the one
-	// table of every instance, or to run only the lease's statements: the
-	// name alone finds another table for this role (where an earlier
-	// release kept its leases), or the table is not an ordinary table, or
-	// it has triggers, rules, row level security, or code that is not
-	// built in. The error says which, and what to do.
+	// ErrLeaseTable: the lease table cannot be trusted, or is missing
+	// and this role may not create it: its schema is missing, or a role
+	// other than its owner may create objects in it; the table's owner is
+	// not the schema's; the name alone finds another table for this role
+	// (where an earlier release kept its leases). The error says which,
+	// and the statements that fix it (see the package documentation, "The
+	// lease table").
 	ErrLeaseTable = errors.New("sidlease: unusable lease table")
 )
 
@@ -64,18 +61,17 @@ const (
 	MaxValidity = time.Hour
 )
 
-// DefaultSchema and DefaultTable name the lease table unless [WithTable]
-// names another: public.ulid_flake_sid_leases, the same table for every
-// role, whatever its search_path (a one-part [WithTable] name is in
-// DefaultSchema too). A namespace is exclusive within one lease table.
-const (
-	DefaultSchema = "public"
-	DefaultTable  = "ulid_flake_sid_leases"
-)
+// defaultSchema holds the lease table unless [WithSchema] names another.
+// It is migrations' DefaultSchema, which this package will use once
+// migrations declares it (issue 39: one declaration).
+const defaultSchema = "public"
 
-// MaxNamespace is the longest namespace, in bytes: it is a key of the
+// tableName is the lease table's name, in its schema.
+const tableName = "ulid_flake_sid_leases"
+
+// MaxNamespaceLen is the longest namespace, in bytes: it is a key of the
 // lease table, whose index entries PostgreSQL limits to about 2.7 kB.
-const MaxNamespace = 255
+const MaxNamespaceLen = 255
 
 // maxIdentifier is PostgreSQL's NAMEDATALEN - 1: longer names are cut.
 const maxIdentifier = 63
@@ -89,8 +85,8 @@ type Option func(*options)
 type options struct {
 	validity time.Duration
 	genOpts  []flake.Option
-	table    pgx.Identifier // schema and table
-	oneName  string         // the table's name when given without a schema (or by default)
+	schema   string // the lease table's
+	named    bool   // WithSchema named it: no check for an earlier release's table
 	log      *slog.Logger
 	obs      flake.Observer // nil: none
 }
@@ -108,14 +104,14 @@ func WithGeneratorOptions(opts ...flake.Option) Option {
 	return func(o *options) { o.genOpts = opts }
 }
 
-// WithTable names the lease table: WithTable("ids", "sid_leases"), or
-// WithTable("sid_leases"), which is in [DefaultSchema] (public), never
-// looked up on the search_path. Any name of 1 to 63 bytes works; it is
-// quoted. A temporary schema (pg_temp, pg_temp_N) is refused
-// ([ErrInvalidOption]).
-func WithTable(name ...string) Option {
-	name = slices.Clone(name)
-	return func(o *options) { o.table = pgx.Identifier(name) }
+// WithSchema names the schema of the lease table, ulid_flake_sid_leases
+// (default public, never looked up on the search_path). Any name of 1 to
+// 63 bytes works; it is quoted. A temporary schema (pg_temp, pg_temp_N)
+// is refused (flake.ErrOption). The schema must be one that only its
+// owner may create objects in (see the package documentation, "The lease
+// table").
+func WithSchema(name string) Option {
+	return func(o *options) { o.schema, o.named = name, true }
 }
 
 // WithLogger sets where the lease reports what it does by itself: failed
@@ -134,10 +130,10 @@ func WithObserver(obs flake.Observer) Option { return func(o *options) { o.obs =
 // statement runs before they pass. Errors quote at most maxQuoted bytes of
 // a bad value.
 func newOptions(namespace string, opts []Option) (options, error) {
-	o := options{validity: DefaultValidity, table: pgx.Identifier{DefaultTable}}
+	o := options{validity: DefaultValidity, schema: defaultSchema}
 	for i, opt := range opts {
 		if opt == nil {
-			return o, fmt.Errorf("%w: option %d is nil", ErrInvalidOption, i)
+			return o, optionError(nil, "option %d is nil", i)
 		}
 		opt(&o)
 	}
@@ -149,32 +145,57 @@ func newOptions(namespace string, opts []Option) (options, error) {
 		o.genOpts = append(slices.Clone(o.genOpts), flake.WithObserver(o.obs))
 	}
 	if o.validity < MinValidity || o.validity > MaxValidity {
-		return o, fmt.Errorf("%w: WithValidity(%s): want %s to %s", ErrInvalidOption, o.validity, MinValidity, MaxValidity)
+		return o, optionError(nil, "WithValidity(%s): want %s to %s", o.validity, MinValidity, MaxValidity)
 	}
 	for i, g := range o.genOpts {
 		if g == nil {
-			return o, fmt.Errorf("%w: WithGeneratorOptions: option %d is nil", ErrInvalidOption, i)
+			return o, optionError(nil, "WithGeneratorOptions: option %d is nil", i)
 		}
 	}
-	if len(o.table) == 0 || len(o.table) > 2 {
-		return o, fmt.Errorf("%w: WithTable(%s): %d parts, want [schema,] table", ErrInvalidOption, quoteParts(o.table), len(o.table))
+	if err := checkSchema(o.schema); err != nil {
+		return o, err
 	}
-	for _, part := range o.table {
-		if err := checkText(part, 1, maxIdentifier); err != nil {
-			return o, fmt.Errorf("%w: WithTable(%s): %s %s", ErrInvalidOption, quoteParts(o.table), quote(part), err)
-		}
-	}
-	if len(o.table) == 1 {
-		o.oneName, o.table = o.table[0], pgx.Identifier{DefaultSchema, o.table[0]}
-	}
-	if s := o.table[0]; s == "pg_temp" || strings.HasPrefix(s, "pg_temp_") {
-		return o, fmt.Errorf("%w: WithTable(%s): a temporary table is one table per connection: "+
-			"every connection would grant the same SIDs; name a permanent table", ErrInvalidOption, quoteParts(o.table))
-	}
-	if err := checkText(namespace, 0, MaxNamespace); err != nil {
-		return o, fmt.Errorf("%w: namespace %s %s", ErrInvalidOption, quote(namespace), err)
+	if err := checkText(namespace, 0, MaxNamespaceLen); err != nil {
+		return o, optionError(nil, "namespace %s %s", quote(namespace), err)
 	}
 	return o, nil
+}
+
+// checkSchema checks the lease table's schema name.
+func checkSchema(s string) error {
+	if err := checkText(s, 1, maxIdentifier); err != nil {
+		return optionError(nil, "WithSchema(%s): %s", quote(s), err)
+	}
+	if s == "pg_temp" || strings.HasPrefix(s, "pg_temp_") {
+		return optionError(nil, "WithSchema(%s): a temporary table is one table per connection: "+
+			"every connection would grant the same SIDs; name a permanent schema", quote(s))
+	}
+	return nil
+}
+
+// optionError is a bad option or argument: it wraps flake.ErrOption, the
+// module's one sentinel for them, and cause (nil: none).
+func optionError(cause error, format string, args ...any) error {
+	return &badOption{fmt.Sprintf(format, args...), cause}
+}
+
+type badOption struct {
+	msg   string
+	cause error
+}
+
+func (e *badOption) Error() string {
+	if e.cause != nil {
+		return "sidlease: invalid option: " + e.msg + ": " + e.cause.Error()
+	}
+	return "sidlease: invalid option: " + e.msg
+}
+
+func (e *badOption) Unwrap() []error {
+	if e.cause == nil {
+		return []error{flake.ErrOption}
+	}
+	return []error{flake.ErrOption, e.cause}
 }
 
 // checkText checks that s can be stored as PostgreSQL text, with between
@@ -207,18 +228,4 @@ func clip(s string) string {
 		return fmt.Sprintf("%s... (%d bytes)", s[:maxQuoted], len(s))
 	}
 	return s
-}
-
-// quoteParts quotes the first two parts of a table name, each cut at
-// maxQuoted bytes.
-func quoteParts(parts []string) string {
-	var q []string
-	for i, p := range parts {
-		if i == 2 {
-			q = append(q, "...")
-			break
-		}
-		q = append(q, quote(p))
-	}
-	return strings.Join(q, ", ")
 }

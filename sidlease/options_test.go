@@ -3,6 +3,7 @@ package sidlease
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -34,7 +35,7 @@ func (d *countingDB) exec(context.Context, string, ...any) (int64, error) {
 const maxOptionError = 400
 
 // Every option, and the namespace, out of its limits is refused with
-// ErrInvalidOption before any statement runs, in an error that quotes at
+// flake.ErrOption before any statement runs, in an error that quotes at
 // most a bounded prefix of the bad value, whatever its size.
 func TestOptionsValidated(t *testing.T) {
 	huge := strings.Repeat("n", 50<<20) // 50 MB
@@ -53,22 +54,15 @@ func TestOptionsValidated(t *testing.T) {
 		{"negative validity", "ns", []Option{WithValidity(-time.Second)}, "WithValidity(-1s)"},
 		{"zero validity", "ns", []Option{WithValidity(0)}, "WithValidity(0s)"},
 		{"huge validity", "ns", []Option{WithValidity(1<<63 - 1)}, "WithValidity"},
-		{"no table", "ns", []Option{WithTable()}, "0 parts"},
-		{"three parts", "ns", []Option{WithTable("a", "b", "c")}, "3 parts"},
-		{"a million parts", "ns", []Option{WithTable(make([]string, 1e6)...)}, "1000000 parts"},
-		{"three huge parts", "ns", []Option{WithTable(huge, huge, huge)}, "3 parts"},
-		{"empty table", "ns", []Option{WithTable("")}, "empty"},
-		{"empty schema", "ns", []Option{WithTable("", "t")}, "empty"},
-		{"64 bytes", "ns", []Option{WithTable(strings.Repeat("x", 64))}, "64 bytes"},
-		{"huge table", "ns", []Option{WithTable(huge)}, "52428800 bytes"},
-		{"huge schema", "ns", []Option{WithTable(huge, "t")}, "52428800 bytes"},
-		{"NUL in table", "ns", []Option{WithTable("a\x00b")}, "NUL"},
-		{"NUL in schema", "ns", []Option{WithTable("a\x00b", "t")}, "NUL"},
-		{"bad UTF-8 table", "ns", []Option{WithTable("s", "\xff")}, "UTF-8"},
-		{"pg_temp", "ns", []Option{WithTable("pg_temp", "leases")}, "temporary"},
-		{"pg_temp_3", "ns", []Option{WithTable("pg_temp_3", "leases")}, "temporary"},
+		{"empty schema", "ns", []Option{WithSchema("")}, "empty"},
+		{"64 bytes", "ns", []Option{WithSchema(strings.Repeat("x", 64))}, "64 bytes"},
+		{"huge schema", "ns", []Option{WithSchema(huge)}, "52428800 bytes"},
+		{"NUL in schema", "ns", []Option{WithSchema("a\x00b")}, "NUL"},
+		{"bad UTF-8 schema", "ns", []Option{WithSchema("s\xff")}, "UTF-8"},
+		{"pg_temp", "ns", []Option{WithSchema("pg_temp")}, "temporary"},
+		{"pg_temp_3", "ns", []Option{WithSchema("pg_temp_3")}, "temporary"},
 		{"6 KB namespace", strings.Repeat("n", 6<<10), nil, "6144 bytes"},
-		{"256-byte namespace", strings.Repeat("n", MaxNamespace+1), nil, "256 bytes"},
+		{"256-byte namespace", strings.Repeat("n", MaxNamespaceLen+1), nil, "256 bytes"},
 		{"50 MB namespace", huge, nil, "52428800 bytes"},
 		{"NUL in namespace", "a\x00b", nil, "NUL"},
 		{"bad UTF-8 namespace", "\xff", nil, "UTF-8"},
@@ -82,8 +76,8 @@ func TestOptionsValidated(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d := &countingDB{}
 			_, err := acquire(context.Background(), d, tc.ns, tc.opts)
-			if !errors.Is(err, ErrInvalidOption) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("got %.500v, want ErrInvalidOption naming %q", err, tc.want)
+			if !errors.Is(err, flake.ErrOption) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %.500v, want flake.ErrOption naming %q", err, tc.want)
 			}
 			if n := len(err.Error()); n > maxOptionError {
 				t.Fatalf("the error is %d bytes, more than %d: %.500s", n, maxOptionError, err)
@@ -93,10 +87,10 @@ func TestOptionsValidated(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Acquire(context.Background(), nil, "ns"); !errors.Is(err, ErrInvalidOption) {
+	if _, err := Acquire(context.Background(), nil, "ns"); !errors.Is(err, flake.ErrOption) {
 		t.Fatalf("nil pool: %v", err)
 	}
-	if _, err := AcquireDB(context.Background(), nil, "ns"); !errors.Is(err, ErrInvalidOption) {
+	if _, err := AcquireDB(context.Background(), nil, "ns"); !errors.Is(err, flake.ErrOption) {
 		t.Fatalf("nil *sql.DB: %v", err)
 	}
 	// The limits themselves are accepted: the first statement runs.
@@ -107,48 +101,51 @@ func TestOptionsValidated(t *testing.T) {
 		{"ns", []Option{WithValidity(MinValidity)}},
 		{"ns", []Option{WithValidity(MaxValidity)}},
 		{"ns", []Option{WithValidity(18 * time.Minute)}},
-		{"ns", []Option{WithTable(strings.Repeat("x", 63))}},
-		{"ns", []Option{WithTable(strings.Repeat("s", 63), strings.Repeat("x", 63))}},
-		{"ns", []Option{WithTable("pg_tempest", "t")}},
-		{strings.Repeat("é", MaxNamespace/2), nil},
+		{"ns", []Option{WithSchema(strings.Repeat("s", 63))}},
+		{"ns", []Option{WithSchema("pg_tempest")}},
+		{strings.Repeat("é", MaxNamespaceLen/2), nil},
 		{"", nil},
 		{"ns", []Option{WithLogger(nil), WithGeneratorOptions()}},
 	} {
 		d := &countingDB{}
-		if _, err := acquire(context.Background(), d, tc.ns, tc.opts); errors.Is(err, ErrInvalidOption) || d.n.Load() == 0 {
+		if _, err := acquire(context.Background(), d, tc.ns, tc.opts); errors.Is(err, flake.ErrOption) || d.n.Load() == 0 {
 			t.Fatalf("%.80q %d options: %v after %d statements", tc.ns, len(tc.opts), err, d.n.Load())
 		}
 	}
 }
 
-// The default table and a one-part name are in schema public, whatever
-// the search_path; two parts are as given.
+// recordingDB records the arguments of the first statement, and fails it.
+type recordingDB struct {
+	countingDB
+	args []any
+}
+
+func (d *recordingDB) queryRow(ctx context.Context, q string, args ...any) interface{ Scan(...any) error } {
+	if d.args == nil {
+		d.args = args
+	}
+	return d.countingDB.queryRow(ctx, q, args...)
+}
+
+// The lease table is public's by default and the named schema's with
+// WithSchema, never found on the search_path: the first statement gets
+// the schema's name as a parameter, and the bare name, to look an earlier
+// release's table up, only by default.
 func TestTableSchemaQualified(t *testing.T) {
 	for _, tc := range []struct {
-		opts    []Option
-		table   string
-		oneName string
+		opts []Option
+		args []any
 	}{
-		{nil, `"public"."ulid_flake_sid_leases"`, "ulid_flake_sid_leases"},
-		{[]Option{WithTable(DefaultTable)}, `"public"."ulid_flake_sid_leases"`, "ulid_flake_sid_leases"},
-		{[]Option{WithTable("Leases")}, `"public"."Leases"`, "Leases"},
-		{[]Option{WithTable("app", "leases")}, `"app"."leases"`, ""},
-		{[]Option{WithTable("public", DefaultTable)}, `"public"."ulid_flake_sid_leases"`, ""},
+		{nil, []any{"public", `"ulid_flake_sid_leases"`}},
+		{[]Option{WithSchema("public")}, []any{"public", nil}},
+		{[]Option{WithSchema(`Odd "Name"`)}, []any{`Odd "Name"`, nil}},
 	} {
-		o, err := newOptions("ns", tc.opts)
-		if err != nil {
-			t.Fatal(err)
+		d := &recordingDB{}
+		if _, err := acquire(context.Background(), d, "ns", tc.opts); err == nil {
+			t.Fatal("no error from a failing database")
 		}
-		if got := o.table.Sanitize(); got != tc.table || o.oneName != tc.oneName {
-			t.Fatalf("got %s and %q, want %s and %q", got, o.oneName, tc.table, tc.oneName)
+		if !reflect.DeepEqual(d.args, tc.args) {
+			t.Fatalf("got %q, want %q", d.args, tc.args)
 		}
-	}
-	// WithTable keeps its own copy of the name.
-	name := []string{"app", "leases"}
-	opt := WithTable(name...)
-	name[0] = "other"
-	o, err := newOptions("ns", []Option{opt})
-	if err != nil || o.table.Sanitize() != `"app"."leases"` {
-		t.Fatalf("%v %v", o.table, err)
 	}
 }

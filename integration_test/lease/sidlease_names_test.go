@@ -13,9 +13,9 @@ import (
 	"github.com/ulidflake/ulidflake/sidlease"
 )
 
-// TestSIDLeaseHostileTableNames: lease tables whose schema, table and
-// namespace names end literals, comments and dollar quotes. Each lease
-// works in its own table, and nothing else in the catalog changes. With
+// TestSIDLeaseHostileTableNames: lease tables whose schema and namespace
+// names end literals, comments and dollar quotes. Each lease works in its
+// own schema's table, and nothing else in the catalog changes. With
 // standard_conforming_strings off (a database owner may set it), pgx
 // refuses the simple protocol the lease runs in: Acquire fails, saying so,
 // and changes nothing. A server that refuses the setting (PostgreSQL 19)
@@ -39,7 +39,7 @@ func TestSIDLeaseHostileTableNames(t *testing.T) {
 				_, err := db.Exec(ctx, `CREATE SCHEMA `+itest.QuoteIdent(schema))
 				require.NoError(t, err)
 				before := itest.CatalogBesides(t, ctx, sdb, schema)
-				l, err := sidlease.Acquire(ctx, pool, name, sidlease.WithTable(schema, name), sidlease.WithValidity(200*time.Millisecond))
+				l, err := sidlease.Acquire(ctx, pool, name, sidlease.WithSchema(schema), sidlease.WithValidity(200*time.Millisecond))
 				if scs == "off" {
 					if itest.StandardStringsOnly(db.Server) {
 						itest.RequireSQLState(t, err, "0A000", "Acquire with standard_conforming_strings=off")
@@ -56,7 +56,7 @@ func TestSIDLeaseHostileTableNames(t *testing.T) {
 				require.NoError(t, err)
 				require.NoError(t, l.Close())
 				var held int
-				require.NoError(t, db.QueryRow(ctx, `SELECT count(*) FROM `+itest.QuoteIdent(schema)+`.`+itest.QuoteIdent(name)+
+				require.NoError(t, db.QueryRow(ctx, `SELECT count(*) FROM `+itest.QuoteIdent(schema)+`.ulid_flake_sid_leases`+
 					` WHERE namespace = $1`, name).Scan(&held))
 				require.Equal(t, 32, held, "the namespace's rows in its own table")
 				require.Equal(t, before, itest.CatalogBesides(t, ctx, sdb, schema), "the catalog outside %q changed", schema)

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -50,10 +49,10 @@ func roleURL(t *testing.T, db *pgtest.DB, role string, params ...string) string 
 }
 
 // Two roles of one service, with the default search_path ("$user",
-// public): svc_a owns a schema named after itself, svc_b has none. Both
-// may create tables in public, and their tables there are each other's
-// (default privileges). With the default table, their instances share one
-// lease table and its 32 SIDs: also an instance whose connection string
+// public): svc_a owns a schema named after itself, svc_b has none. The
+// database's owner created the lease table in public, as the error of a
+// role that may not create it says, and granted both roles. With the
+// default table, their instances share it and its 32 SIDs: also an instance whose connection string
 // sets search_path (options=-c search_path=..., or a search_path
 // parameter). No SID is held twice, a 33rd instance of either role gets
 // ErrNoFreeSID, and no ID repeats. (Before the default was
@@ -65,9 +64,8 @@ func TestSIDLeaseOneTableForEveryRole(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		a, b := newRole(t, db, "svc_a"), newRole(t, db, "svc_b")
-		_, err := db.Exec(ctx, `CREATE SCHEMA `+a+` AUTHORIZATION `+a+`;
-			GRANT CREATE ON SCHEMA public TO `+a+`, `+b+`;
-			ALTER DEFAULT PRIVILEGES FOR ROLE `+a+`, `+b+` IN SCHEMA public GRANT SELECT, INSERT, UPDATE ON TABLES TO `+a+`, `+b)
+		_, err := db.Exec(ctx, `CREATE SCHEMA `+a+` AUTHORIZATION `+a+`; `+leaseTableDDL+`;
+			GRANT SELECT, INSERT, UPDATE ON public.ulid_flake_sid_leases TO `+a+`, `+b)
 		require.NoError(t, err)
 		pools := []*pgxpool.Pool{
 			itest.NewPool(t, roleURL(t, db, a)),
@@ -130,20 +128,17 @@ func TestSIDLeaseOneTableForEveryRole(t *testing.T) {
 // The table an earlier release created for a role whose search_path found
 // another schema first (svc_a's own) is not split from silently: Acquire
 // with the default table refuses (ErrLeaseTable), names both tables and
-// the fixes, and creates nothing; WithTable naming the old table works;
-// after the migration in docs/deployments.md (the old rows merged into
-// public.ulid_flake_sid_leases, ceilings kept) the default works and mints
-// above the old table's ceilings. The same holds for a one-part WithTable
-// name with capitals and quotes.
+// the fixes, and creates nothing; WithSchema naming the old table's
+// schema works; after the migration in docs/deployments.md (the old rows
+// merged into public.ulid_flake_sid_leases, ceilings kept) the default
+// works and mints above the old table's ceilings.
 func TestSIDLeaseEarlierReleaseTable(t *testing.T) {
 	t.Parallel()
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		t.Parallel()
 		ctx := context.Background()
 		a, b := newRole(t, db, "svc_a"), newRole(t, db, "svc_b")
-		_, err := db.Exec(ctx, `CREATE SCHEMA `+a+` AUTHORIZATION `+a+`;
-			GRANT CREATE ON SCHEMA public TO `+a+`, `+b+`;
-			ALTER DEFAULT PRIVILEGES FOR ROLE `+a+`, `+b+` IN SCHEMA public GRANT SELECT, INSERT, UPDATE ON TABLES TO `+a+`, `+b)
+		_, err := db.Exec(ctx, `CREATE SCHEMA `+a+` AUTHORIZATION `+a)
 		require.NoError(t, err)
 		poolA, poolB := itest.NewPool(t, roleURL(t, db, a)), itest.NewPool(t, roleURL(t, db, b))
 		// An earlier release's table, made by svc_a with the name alone; its
@@ -166,25 +161,28 @@ func TestSIDLeaseEarlierReleaseTable(t *testing.T) {
 		_, err = sidlease.Acquire(ctx, poolA, "old", sidlease.WithValidity(testValidity))
 		require.ErrorIs(t, err, sidlease.ErrLeaseTable)
 		for _, s := range []string{`"public"."ulid_flake_sid_leases"`, `"` + a + `"."ulid_flake_sid_leases"`,
-			`WithTable("` + a + `", "ulid_flake_sid_leases")`, "docs/deployments.md"} {
+			`WithSchema("` + a + `")`, "docs/deployments.md"} {
 			require.ErrorContains(t, err, s)
 		}
 		var created bool
 		require.NoError(t, db.QueryRow(ctx, `SELECT to_regclass('public.ulid_flake_sid_leases') IS NOT NULL`).Scan(&created))
 		require.False(t, created, "the refused Acquire created the new table")
 
-		l, err := sidlease.Acquire(ctx, poolA, "old", sidlease.WithValidity(testValidity), sidlease.WithTable(a, "ulid_flake_sid_leases"))
-		require.NoError(t, err, "WithTable naming the old table")
+		l, err := sidlease.Acquire(ctx, poolA, "old", sidlease.WithValidity(testValidity), sidlease.WithSchema(a))
+		require.NoError(t, err, "WithSchema naming the old table's schema")
 		id, err := l.NewWait(ctx)
 		require.NoError(t, err)
 		require.Greater(t, id, ceiling, "below the old table's ceiling")
 		require.NoError(t, l.Close())
 
-		// svc_b, which the name alone led to public, now creates the new
-		// table there and takes a SID of another namespace.
-		other, err := sidlease.Acquire(ctx, poolB, "new", sidlease.WithValidity(testValidity))
+		// The database's owner creates the new table in public, an instance
+		// of its own takes a SID of another namespace, and both roles are
+		// granted the table.
+		other, err := sidlease.Acquire(ctx, db.Pool, "new", sidlease.WithValidity(testValidity))
 		require.NoError(t, err)
 		require.NoError(t, other.Close())
+		_, err = db.Exec(ctx, `GRANT SELECT, INSERT, UPDATE ON public.ulid_flake_sid_leases TO `+a+`, `+b)
+		require.NoError(t, err)
 
 		// The migration, every instance stopped (docs/deployments.md).
 		_, err = db.Exec(ctx, strings.ReplaceAll(`BEGIN;
@@ -205,20 +203,13 @@ func TestSIDLeaseEarlierReleaseTable(t *testing.T) {
 			require.NoError(t, l.Close())
 		}
 
-		// A one-part WithTable name is looked up as the identifier it is
-		// (case and quotes kept) for the same check.
-		_, err = poolA.Exec(ctx, `CREATE TABLE "Odd ""Name""" (x int)`)
-		require.NoError(t, err)
-		_, err = sidlease.Acquire(ctx, poolA, "odd", sidlease.WithValidity(testValidity), sidlease.WithTable(`Odd "Name"`))
-		require.ErrorIs(t, err, sidlease.ErrLeaseTable)
-		require.ErrorContains(t, err, `"public"."Odd ""Name"""`)
 	})
 }
 
 // On PostgreSQL 15 and later only the database's owner may create tables
-// in public: a role that may not gets an error (SQLSTATE 42501) that gives
-// the statements to run once and the other way (WithTable), and creates
-// nothing. Once the database's owner runs those statements, as the error
+// in public: a role that is not public's owner gets an error
+// (ErrLeaseTable) that gives the statements to run once and the other way
+// (WithSchema), and creates nothing. Once the database's owner runs those statements, as the error
 // gives them, the role's instances take SIDs.
 func TestSIDLeasePublicNotWritable(t *testing.T) {
 	t.Parallel()
@@ -230,16 +221,17 @@ func TestSIDLeasePublicNotWritable(t *testing.T) {
 		require.NoError(t, err)
 		pool := itest.NewPool(t, roleURL(t, db, role))
 		_, err = sidlease.Acquire(ctx, pool, "ro", sidlease.WithValidity(testValidity))
-		var pgErr *pgconn.PgError
-		require.ErrorAs(t, err, &pgErr)
-		require.Equal(t, "42501", pgErr.Code)
+		require.ErrorIs(t, err, sidlease.ErrLeaseTable)
 		msg := err.Error()
 		for _, s := range []string{"CREATE TABLE IF NOT EXISTS \"public\".\"ulid_flake_sid_leases\"",
-			"GRANT SELECT, INSERT, UPDATE ON \"public\".\"ulid_flake_sid_leases\" TO \"" + role + "\";", "WithTable(schema, name)"} {
+			"GRANT SELECT, INSERT, UPDATE ON \"public\".\"ulid_flake_sid_leases\" TO \"" + role + "\";", "WithSchema(name)"} {
 			require.Contains(t, msg, s)
 		}
+		var created bool
+		require.NoError(t, db.QueryRow(ctx, `SELECT to_regclass('public.ulid_flake_sid_leases') IS NOT NULL`).Scan(&created))
+		require.False(t, created, "the refused Acquire created the table")
 		start := strings.Index(msg, "CREATE TABLE")
-		end := strings.Index(msg, `TO "`+role+`";`) + len(`TO "`+role+`";`)
+		end := strings.LastIndex(msg, `TO "`+role+`";`) + len(`TO "`+role+`";`)
 		_, err = db.Exec(ctx, msg[start:end])
 		require.NoError(t, err, "the statements the error gives")
 		l, err := sidlease.Acquire(ctx, pool, "ro", sidlease.WithValidity(testValidity))

@@ -26,7 +26,8 @@ var clientTypes = []string{"integer", "bigint", "double precision", "numeric", "
 // function for every pg_catalog operator and function named in the SQL of
 // sidlease and pgxtype, over the types those statements use; the
 // database's search_path puts public before pg_catalog. A superuser's
-// pool then registers pgxtype on each connection, takes a lease, mints
+// pool then registers pgxtype on each connection, takes a lease (its table
+// in a schema of the superuser's: the role may create in public), mints
 // through several renewals and closes it. None of the planted objects
 // runs, and the role stays unprivileged.
 func TestSIDLeaseAndPgxtypeIgnoreSearchPath(t *testing.T) {
@@ -49,6 +50,7 @@ func TestSIDLeaseAndPgxtypeIgnoreSearchPath(t *testing.T) {
 				`CREATE ROLE ` + role + ` NOLOGIN`,
 				`GRANT CREATE ON SCHEMA public TO ` + role,
 				`CREATE TABLE public.hijack_log (what text, who text)`,
+				`CREATE SCHEMA leases`,
 				`GRANT INSERT ON public.hijack_log TO PUBLIC`,
 			} {
 				_, err := db.ExecContext(ctx, q)
@@ -72,7 +74,7 @@ func TestSIDLeaseAndPgxtypeIgnoreSearchPath(t *testing.T) {
 			pool, err := pgxpool.NewWithConfig(ctx, cfg)
 			require.NoError(t, err)
 			defer pool.Close()
-			l, err := sidlease.Acquire(ctx, pool, "search_path", sidlease.WithValidity(itest.LeaseValidity))
+			l, err := sidlease.Acquire(ctx, pool, "search_path", sidlease.WithValidity(itest.LeaseValidity), sidlease.WithSchema("leases"))
 			require.NoError(t, err)
 			var last ulidflake.ID
 			for deadline := time.Now().Add(3 * itest.LeaseValidity); time.Now().Before(deadline); {

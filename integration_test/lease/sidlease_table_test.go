@@ -50,10 +50,11 @@ const leaseTableDDL = `CREATE TABLE public.ulid_flake_sid_leases (namespace text
 // statements would run as each holder: a trigger, a rule, row level
 // security, a column default, a CHECK constraint, an index expression or a
 // domain that call its functions; or a view in its place. Acquire, as the
-// superuser, refuses each (ErrLeaseTable) before it runs a statement that
+// superuser, refuses each (ErrLeaseTable: another role may create in
+// public, and the error gives the REVOKE) before it runs a statement that
 // would fire it: none of the role's functions runs, and the role stays
-// unprivileged. The table as Acquire creates it, made by that role, is
-// used.
+// unprivileged. Once the REVOKE runs, the table the role made is refused
+// for its owner, who is not public's; dropped, Acquire creates its own.
 func TestSIDLeaseRefusesTableWithCode(t *testing.T) {
 	t.Parallel()
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
@@ -63,30 +64,29 @@ func TestSIDLeaseRefusesTableWithCode(t *testing.T) {
 		_, err := db.Exec(ctx, `GRANT CREATE ON SCHEMA public TO `+role)
 		require.NoError(t, err)
 		plantTraps(t, db, role)
-		for _, tc := range []struct{ name, plant, want string }{
+		for _, tc := range []struct{ name, plant string }{
 			{"trigger", leaseTableDDL + `; CREATE TRIGGER trap BEFORE INSERT OR UPDATE ON public.ulid_flake_sid_leases
-				FOR EACH STATEMENT EXECUTE FUNCTION public.trap_trigger()`, "triggers (trap)"},
+				FOR EACH STATEMENT EXECUTE FUNCTION public.trap_trigger()`},
 			{"row trigger", leaseTableDDL + `; CREATE TRIGGER "Trap ""1""" AFTER UPDATE ON public.ulid_flake_sid_leases
-				FOR EACH ROW EXECUTE FUNCTION public.trap_trigger()`, `triggers ("Trap ""1""")`},
+				FOR EACH ROW EXECUTE FUNCTION public.trap_trigger()`},
 			{"rule", leaseTableDDL + `; CREATE RULE trap AS ON UPDATE TO public.ulid_flake_sid_leases
-				DO ALSO SELECT public.trap()`, "rules"},
+				DO ALSO SELECT public.trap()`},
 			{"row level security", leaseTableDDL + `; ALTER TABLE public.ulid_flake_sid_leases ENABLE ROW LEVEL SECURITY;
-				CREATE POLICY trap ON public.ulid_flake_sid_leases USING (public.trap_bool(namespace))`, "row level security"},
-			{"default", leaseTableDDL + `; ALTER TABLE public.ulid_flake_sid_leases ALTER COLUMN holder SET DEFAULT public.trap_text()`, "not built in"},
-			{"extra column", leaseTableDDL + `; ALTER TABLE public.ulid_flake_sid_leases ADD COLUMN note text DEFAULT public.trap_text()`, "not built in"},
-			{"check", leaseTableDDL + `; ALTER TABLE public.ulid_flake_sid_leases ADD CHECK (public.trap_bool(holder))`, "not built in"},
-			{"index", leaseTableDDL + `; CREATE INDEX ON public.ulid_flake_sid_leases (public.same(holder))`, "not built in"},
+				CREATE POLICY trap ON public.ulid_flake_sid_leases USING (public.trap_bool(namespace))`},
+			{"default", leaseTableDDL + `; ALTER TABLE public.ulid_flake_sid_leases ALTER COLUMN holder SET DEFAULT public.trap_text()`},
+			{"check", leaseTableDDL + `; ALTER TABLE public.ulid_flake_sid_leases ADD CHECK (public.trap_bool(holder))`},
+			{"index", leaseTableDDL + `; CREATE INDEX ON public.ulid_flake_sid_leases (public.same(holder))`},
 			{"domain", `CREATE TABLE public.ulid_flake_sid_leases (namespace public.trap_domain NOT NULL, sid int NOT NULL,
 				token bigint NOT NULL DEFAULT 0, holder text, acquired_at timestamptz, expires_at timestamptz NOT NULL DEFAULT '-infinity',
-				minted_below bigint NOT NULL DEFAULT 0, PRIMARY KEY (namespace, sid))`, "not built in"},
+				minted_below bigint NOT NULL DEFAULT 0, PRIMARY KEY (namespace, sid))`},
 			{"view", `CREATE TABLE public.leases_behind (what text, who text);
-				CREATE VIEW public.ulid_flake_sid_leases AS SELECT * FROM public.leases_behind`, "not an ordinary table"},
+				CREATE VIEW public.ulid_flake_sid_leases AS SELECT * FROM public.leases_behind`},
 		} {
 			_, err := db.Exec(ctx, `SET ROLE `+role+`; `+tc.plant+`; RESET ROLE`)
 			require.NoError(t, err, tc.name)
 			_, err = sidlease.Acquire(ctx, db.Pool, "trapped", sidlease.WithValidity(time.Second))
 			require.ErrorIs(t, err, sidlease.ErrLeaseTable, tc.name)
-			require.ErrorContains(t, err, tc.want, tc.name)
+			require.ErrorContains(t, err, `REVOKE CREATE ON SCHEMA "public" FROM `+role, tc.name)
 			_, err = db.Exec(ctx, `DROP TABLE IF EXISTS public.leases_behind CASCADE; DROP TABLE IF EXISTS public.ulid_flake_sid_leases`)
 			require.NoError(t, err)
 		}
@@ -97,8 +97,15 @@ func TestSIDLeaseRefusesTableWithCode(t *testing.T) {
 		require.NoError(t, db.QueryRow(ctx, `SELECT rolsuper FROM pg_roles WHERE rolname = $1`, role).Scan(&super))
 		require.False(t, super, "the role became a superuser")
 
-		// The table as Acquire makes it, made by that role, is used.
-		_, err = db.Exec(ctx, `SET ROLE `+role+`; `+leaseTableDDL+`; RESET ROLE`)
+		// The table as Acquire makes it, made by that role, is refused
+		// once the role may no longer create in public: it is not owned by
+		// public's owner.
+		_, err = db.Exec(ctx, `SET ROLE `+role+`; `+leaseTableDDL+`; RESET ROLE; REVOKE CREATE ON SCHEMA public FROM `+role)
+		require.NoError(t, err)
+		_, err = sidlease.Acquire(ctx, db.Pool, "trapped", sidlease.WithValidity(time.Second))
+		require.ErrorIs(t, err, sidlease.ErrLeaseTable)
+		require.ErrorContains(t, err, "is owned by "+role)
+		_, err = db.Exec(ctx, `DROP TABLE public.ulid_flake_sid_leases`)
 		require.NoError(t, err)
 		l, err := sidlease.Acquire(ctx, db.Pool, "trapped", sidlease.WithValidity(time.Second))
 		require.NoError(t, err)
@@ -114,7 +121,8 @@ func TestSIDLeaseRefusesTableWithCode(t *testing.T) {
 // trigger calls the planter's function. Acquire with the default table
 // does not use it (the default is public's table), refuses, since its
 // instances of an earlier release would have used it (ErrLeaseTable), and
-// runs none of the planter's code.
+// runs none of the planter's code. Once public is its owner's alone
+// again, WithSchema("public") takes public's table.
 func TestSIDLeasePlantedUserSchema(t *testing.T) {
 	t.Parallel()
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
@@ -139,7 +147,7 @@ func TestSIDLeasePlantedUserSchema(t *testing.T) {
 
 		_, err = sidlease.Acquire(ctx, db.Pool, "planted", sidlease.WithValidity(time.Second))
 		require.ErrorIs(t, err, sidlease.ErrLeaseTable)
-		require.ErrorContains(t, err, `WithTable("`+me+`", "ulid_flake_sid_leases")`)
+		require.ErrorContains(t, err, `WithSchema("`+me+`")`)
 		var ran int
 		var super bool
 		require.NoError(t, db.QueryRow(ctx, `SELECT count(*) FROM public.trap_log`).Scan(&ran))
@@ -147,9 +155,10 @@ func TestSIDLeasePlantedUserSchema(t *testing.T) {
 		require.NoError(t, db.QueryRow(ctx, `SELECT rolsuper FROM pg_roles WHERE rolname = $1`, role).Scan(&super))
 		require.False(t, super, "the role became a superuser")
 
-		// Naming the table with its schema takes public's and ignores the
-		// planted one.
-		l, err := sidlease.Acquire(ctx, db.Pool, "planted", sidlease.WithValidity(time.Second), sidlease.WithTable("public", sidlease.DefaultTable))
+		// Naming the schema takes public's table and ignores the planted one.
+		_, err = db.Exec(ctx, `REVOKE CREATE ON SCHEMA public FROM `+role)
+		require.NoError(t, err)
+		l, err := sidlease.Acquire(ctx, db.Pool, "planted", sidlease.WithValidity(time.Second), sidlease.WithSchema("public"))
 		require.NoError(t, err)
 		require.NoError(t, l.Close())
 		require.NoError(t, db.QueryRow(ctx, `SELECT count(*) FROM public.trap_log`).Scan(&ran))

@@ -279,15 +279,19 @@ func TestSIDLeaseLongValidity(t *testing.T) {
 // A database that subscribes to another node's publication is a writable
 // node beside another: its lease table, replicated or not, cannot keep the
 // nodes' SIDs apart, so Acquire refuses (ErrMultiWriter), also for a role
-// with no privilege beyond the lease table.
+// with no privilege beyond the lease table (the database's owner created
+// it).
 func TestSIDLeaseRefusesSubscriber(t *testing.T) {
 	t.Parallel()
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		t.Parallel()
 		ctx := context.Background()
 		role := "lease_user_" + db.Name
-		_, err := db.Exec(ctx, `CREATE ROLE `+role+` LOGIN PASSWORD 'x';
-			GRANT CREATE ON SCHEMA public TO `+role)
+		first, err := sidlease.Acquire(ctx, db.Pool, "mw", sidlease.WithValidity(testValidity))
+		require.NoError(t, err, "the database's owner creates the lease table")
+		require.NoError(t, first.Close())
+		_, err = db.Exec(ctx, `CREATE ROLE `+role+` LOGIN PASSWORD 'x';
+			GRANT SELECT, INSERT, UPDATE ON public.ulid_flake_sid_leases TO `+role)
 		require.NoError(t, err)
 		t.Cleanup(func() { _, _ = db.Exec(context.Background(), `DROP OWNED BY `+role+` CASCADE; DROP ROLE `+role) })
 		u, err := url.Parse(db.URL)

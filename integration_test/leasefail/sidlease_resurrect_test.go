@@ -178,7 +178,7 @@ func mustHost(t *testing.T, u string) string {
 
 // TestSIDLeaseRefusesTemporaryTable: a lease table in pg_temp is one table
 // per connection, which would grant every SID to every connection: a
-// temporary schema is refused (ErrInvalidOption) before any statement. A
+// temporary schema is refused (ulidflake.ErrOption) before any statement. A
 // search_path that starts with pg_temp changes nothing: the default table
 // is public's, where the lease's rows are.
 func TestSIDLeaseRefusesTemporaryTable(t *testing.T) {
@@ -187,8 +187,8 @@ func TestSIDLeaseRefusesTemporaryTable(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		for _, schema := range []string{"pg_temp", "pg_temp_1"} {
-			_, err := sidlease.Acquire(ctx, db.Pool, "temp", sidlease.WithTable(schema, "leases"))
-			require.ErrorIs(t, err, sidlease.ErrInvalidOption)
+			_, err := sidlease.Acquire(ctx, db.Pool, "temp", sidlease.WithSchema(schema))
+			require.ErrorIs(t, err, ulidflake.ErrOption)
 			require.ErrorContains(t, err, "temporary")
 		}
 
