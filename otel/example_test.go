@@ -20,7 +20,8 @@ func ExampleNew() {
 	if err != nil {
 		panic(err)
 	}
-	// The same observer for every generator and lease (sidlease.WithObserver).
+	// The same observer for every generator, lease (sidlease.WithObserver)
+	// and block source (blocks.WithObserver).
 	at := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	g, _ := flake.NewGenerator(flake.WithObserver(obs), flake.WithClock(func() time.Time { return at }))
 	_, _ = g.New()
