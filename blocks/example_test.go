@@ -40,7 +40,7 @@ func ExampleNew() {
 	fmt.Println(id.IsZero())
 
 	// A Source is a source for the GORM plugin too.
-	_ = gormplugin.New(gormplugin.WithGenerator(src))
+	_ = gormplugin.NewPlugin(gormplugin.WithSource(src))
 }
 
 func ExampleSource_New() {
