@@ -52,8 +52,7 @@ import (
 //   - [flake.ID.UnmarshalJSON]: reads that string, or a bare number up to 2^53.
 //   - [flake.ID.MarshalJSONTo]: json/v2's encoder (GOEXPERIMENT=jsonv2).
 //   - [flake.ID.UnmarshalJSONFrom]: json/v2's decoder (GOEXPERIMENT=jsonv2).
-//   - [flake.ID.ColumnValue]: the int64 a bigint column stores, or [ErrZeroID].
-//   - [flake.ID.Value]: that int64 for database/sql, a driver.Valuer.
+//   - [flake.ID.Value]: the int64 a bigint column stores, or [ErrZeroID].
 //   - [flake.ID.Scan]: reads a bigint from database/sql; NULL is refused.
 //   - [flake.ID.GormDataType]: declares a GORM column as a plain bigint.
 //   - [flake.ID.MarshalGQL]: the GraphQL string (gqlgen).

@@ -63,7 +63,8 @@ list="
 /pgxtype $pgx
 /sidlease $pgx
 /gormplugin $gorm
-/cmd/ulidflake $pgx"
+/cmd/ulidflake $pgx
+/internal/bigint"
 bad=0
 while read -r pkg want; do
 	got=$(needs "$mod$pkg")

@@ -61,10 +61,10 @@ const Max ID = 1<<63 - 1
 const Zero ID = 0
 
 // FromInt returns the ID with the value v. It returns [ErrIntRange] when v is
-// negative. Zero is accepted: it is the unset ID. (It is [FromColumn] for
-// a value that is not NULL.)
+// negative. Zero is accepted: it is the unset ID. (It is the rule of
+// [ID.Scan] for a value that is not NULL.)
 func FromInt(v int64) (ID, error) {
-	id, _, err := FromColumn(v, false)
+	id, _, err := fromColumn(v, false)
 	return id, err
 }
 
