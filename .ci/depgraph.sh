@@ -101,7 +101,7 @@ import (
 )
 
 func main() {
-	o, _ := ulidotel.New(noop.NewMeterProvider())
+	o, _ := ulidotel.NewObserver(noop.NewMeterProvider())
 	_, _ = flake.NewGenerator(flake.WithObserver(o))
 }
 GO

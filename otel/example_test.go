@@ -12,11 +12,11 @@ import (
 	"github.com/ulidflake/ulidflake/otel"
 )
 
-func ExampleNew() {
+func ExampleNewObserver() {
 	// An application passes its MeterProvider (otel.GetMeterProvider() of
 	// go.opentelemetry.io/otel); this one is read by hand.
 	reader := sdkmetric.NewManualReader()
-	obs, err := otel.New(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+	obs, err := otel.NewObserver(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
 	if err != nil {
 		panic(err)
 	}

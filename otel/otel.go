@@ -7,10 +7,10 @@
 //
 //	import ulidotel "github.com/ulidflake/ulidflake/otel" // beside go.opentelemetry.io/otel
 //
-//	obs, err := ulidotel.New(otel.GetMeterProvider())
+//	obs, err := ulidotel.NewObserver(otel.GetMeterProvider())
 //	gen, err := flake.NewGenerator(flake.WithObserver(obs))
 //	lease, err := sidlease.Acquire(ctx, pool, "orders", sidlease.WithObserver(obs))
-//	src, err := blocks.New(db, blocks.WithObserver(obs))
+//	src, err := blocks.NewSource(db, blocks.WithObserver(obs))
 //
 // The instruments, their units and what each tells an operator to do are
 // in docs/observability.md. Names and units are stable: a change to them
@@ -72,10 +72,10 @@ type Observer struct {
 	sets                               sync.Map // attribute sets by namespace, outcome and block end
 }
 
-// New returns an Observer whose instruments are those of the meter
-// [ScopeName] of mp. It returns the errors of the instruments mp could not
-// make, joined.
-func New(mp metric.MeterProvider) (*Observer, error) {
+// NewObserver returns an Observer whose instruments are those of the
+// meter [ScopeName] of mp. It returns the errors of the instruments mp
+// could not make, joined.
+func NewObserver(mp metric.MeterProvider) (*Observer, error) {
 	m := mp.Meter(ScopeName)
 	o := &Observer{}
 	var errs []error
@@ -108,7 +108,7 @@ func New(mp metric.MeterProvider) (*Observer, error) {
 	o.reserved = counter("ulidflake.block.reservations", "{block}", "Blocks reserved from the database, by outcome.")
 	o.reservedIDs = counter("ulidflake.block.reserved_ids", "{id}", "IDs in the blocks reserved.")
 	o.reserveTime = histogram("ulidflake.block.reserve.duration", "Round trip of a block's reservation, by outcome.", msBuckets)
-	o.ends = counter("ulidflake.block.ends", "{block}", "Blocks a source stopped handing out, used up or aged out past MaxAge.")
+	o.ends = counter("ulidflake.block.ends", "{block}", "Blocks a source stopped handing out, used up or aged out past their validity.")
 	o.droppedIDs = counter("ulidflake.block.dropped_ids", "{id}", "IDs left in blocks that aged out, never handed out.")
 	o.refillWait = histogram("ulidflake.block.refill_wait.duration", "Time a caller waited for a block to be refilled, by outcome.", msBuckets)
 	var err error

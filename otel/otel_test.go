@@ -20,7 +20,7 @@ import (
 func meter(t *testing.T) (*otel.Observer, *sdkmetric.ManualReader) {
 	t.Helper()
 	r := sdkmetric.NewManualReader()
-	obs, err := otel.New(sdkmetric.NewMeterProvider(sdkmetric.WithReader(r)))
+	obs, err := otel.NewObserver(sdkmetric.NewMeterProvider(sdkmetric.WithReader(r)))
 	if err != nil {
 		t.Fatal(err)
 	}
