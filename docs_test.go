@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/sqltype"
 )
 
 // TestDocsNameRealTests: every test, example, fuzz target or benchmark
@@ -55,54 +56,71 @@ func TestDocsNameRealTests(t *testing.T) {
 
 // TestAliasDocsListEveryMethod: go doc and pkg.go.dev show no methods for
 // an alias, so the doc of each alias type of this package links every
-// method of the type it names, and nothing else. It fails when a method is
-// added to (or removed from) flake.ID, flake.Epoch or flake.Generator
-// without the list here changing. The methods are read from flake's
-// source, so that those of every build (json/v2 included) count, and
-// checked against this build's method sets.
+// method its type declares, and nothing else; an alias of a type that
+// embeds ID says so, and links [ID], whose doc lists the methods it
+// promotes. It fails when a method is added to (or removed from) a type
+// without the list here changing. The methods are read from the source of
+// flake and sqltype, so that those of every build (json/v2 included)
+// count, and checked against this build's method sets.
 func TestAliasDocsListEveryMethod(t *testing.T) {
-	built := map[string]reflect.Type{
-		"ID":        reflect.TypeFor[*flake.ID](),
-		"Epoch":     reflect.TypeFor[*flake.Epoch](),
-		"Generator": reflect.TypeFor[*flake.Generator](),
-	}
-	source := flakeMethods(t)
-	docs := aliasDocs(t)
-	for name, typ := range built {
-		doc, ok := docs[name]
+	idMethods := reflect.TypeFor[*flake.ID]()
+	for _, a := range []struct {
+		name, pkg string
+		typ       reflect.Type
+	}{
+		{"ID", "flake", reflect.TypeFor[*flake.ID]()},
+		{"Epoch", "flake", reflect.TypeFor[*flake.Epoch]()},
+		{"Generator", "flake", reflect.TypeFor[*flake.Generator]()},
+		{"TrustedID", "flake", reflect.TypeFor[*flake.TrustedID]()},
+		{"NullID", "sqltype", reflect.TypeFor[*sqltype.NullID]()},
+		{"TextID", "sqltype", reflect.TypeFor[*sqltype.TextID]()},
+		{"Bound", "sqltype", reflect.TypeFor[*sqltype.Bound]()},
+	} {
+		doc, ok := aliasDocs(t)[a.name]
 		if !ok {
-			t.Fatalf("ulidflake.go declares no alias %s", name)
+			t.Fatalf("ulidflake.go declares no alias %s", a.name)
 		}
+		source := declaredMethods(t, a.pkg)[a.name]
 		listed := map[string]bool{}
-		link := regexp.MustCompile(`\[flake\.` + name + `\.(\w+)\]`)
+		link := regexp.MustCompile(`\[` + a.pkg + `\.` + a.name + `\.(\w+)\]`)
 		for _, m := range link.FindAllStringSubmatch(doc, -1) {
 			listed[m[1]] = true
 		}
-		for m := range source[name] {
+		for m := range source {
 			if !listed[m] {
-				t.Errorf("the doc of ulidflake.%s does not list flake.%[1]s.%s", name, m)
+				t.Errorf("the doc of ulidflake.%s does not list %s.%s.%s", a.name, a.pkg, a.name, m)
 			}
 		}
 		for m := range listed {
-			if !source[name][m] {
-				t.Errorf("the doc of ulidflake.%s lists flake.%[1]s.%s, which flake does not declare", name, m)
+			if !source[m] {
+				t.Errorf("the doc of ulidflake.%s lists %s.%s.%s, which %s does not declare", a.name, a.pkg, a.name, m, a.pkg)
 			}
 		}
-		for i := range typ.NumMethod() {
-			if m := typ.Method(i).Name; !listed[m] {
-				t.Errorf("flake.%s has the method %s in this build; the doc of ulidflake.%[1]s does not list it", name, m)
+		embedsID := false
+		if st := a.typ.Elem(); st.Kind() == reflect.Struct {
+			f, found := st.FieldByName("ID")
+			embedsID = found && f.Anonymous && f.Type == reflect.TypeFor[flake.ID]()
+		}
+		if embedsID && !strings.Contains(doc, "embeds [ID]") {
+			t.Errorf("the doc of ulidflake.%s does not say that it embeds [ID]", a.name)
+		}
+		for i := range a.typ.NumMethod() {
+			m := a.typ.Method(i).Name
+			if _, promoted := idMethods.MethodByName(m); !listed[m] && !(embedsID && promoted && !source[m]) {
+				t.Errorf("%s.%s has the method %s in this build; the doc of ulidflake.%s does not list it", a.pkg, a.name, m, a.name)
 			}
 		}
 	}
 }
 
-// flakeMethods returns the exported methods of each type declared in
-// package flake's source files, whatever their build constraints.
-func flakeMethods(t *testing.T) map[string]map[string]bool {
+// declaredMethods returns the exported methods of each type declared in
+// the source files of the package in dir, whatever their build
+// constraints.
+func declaredMethods(t *testing.T, dir string) map[string]map[string]bool {
 	t.Helper()
-	files, err := filepath.Glob("flake/*.go")
+	files, err := filepath.Glob(dir + "/*.go")
 	if err != nil || len(files) == 0 {
-		t.Fatalf("flake's sources: %v", err)
+		t.Fatalf("%s's sources: %v", dir, err)
 	}
 	out := map[string]map[string]bool{}
 	for _, f := range files {

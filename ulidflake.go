@@ -52,8 +52,7 @@ import (
 //   - [flake.ID.UnmarshalJSON]: reads that string, or a bare number up to 2^53.
 //   - [flake.ID.MarshalJSONTo]: json/v2's encoder (GOEXPERIMENT=jsonv2).
 //   - [flake.ID.UnmarshalJSONFrom]: json/v2's decoder (GOEXPERIMENT=jsonv2).
-//   - [flake.ID.ColumnValue]: the int64 a bigint column stores, or [ErrZeroID].
-//   - [flake.ID.Value]: that int64 for database/sql, a driver.Valuer.
+//   - [flake.ID.Value]: the int64 a bigint column stores, or [ErrZeroID].
 //   - [flake.ID.Scan]: reads a bigint from database/sql; NULL is refused.
 //   - [flake.ID.GormDataType]: declares a GORM column as a plain bigint.
 //   - [flake.ID.MarshalGQL]: the GraphQL string (gqlgen).
@@ -61,19 +60,52 @@ import (
 //   - [flake.ID.Bind]: reads a URL parameter (oapi-codegen).
 type ID = flake.ID
 
-// NullID is an ID for a nullable bigint column; see sqltype.NullID.
+// NullID is an ID for a nullable bigint column: Valid false for NULL. It
+// is an alias of [sqltype.NullID], where its methods are documented; they
+// are:
+//
+//   - [sqltype.NullID.String]: the ID's text form, or NULL when not valid.
+//   - [sqltype.NullID.Format]: prints as its ID does when valid.
+//   - [sqltype.NullID.IsZero]: not valid, or the zero ID.
+//   - [sqltype.NullID.AppendText], [sqltype.NullID.MarshalText]: the text
+//     form; empty when not valid.
+//   - [sqltype.NullID.UnmarshalText]: the text form; empty text is not valid.
+//   - [sqltype.NullID.AppendBinary], [sqltype.NullID.MarshalBinary]: the
+//     8-byte form; empty when not valid.
+//   - [sqltype.NullID.UnmarshalBinary]: the 8-byte form; empty is not valid.
+//   - [sqltype.NullID.MarshalJSON]: null when not valid, else the ID's string.
+//   - [sqltype.NullID.UnmarshalJSON]: null or "" is not valid, else an ID.
+//   - [sqltype.NullID.Value]: nil when not valid, else the ID's int64.
+//   - [sqltype.NullID.Scan]: NULL and 0 are not valid; negatives refused.
+//   - [sqltype.NullID.GormDataType]: declares a GORM column as a plain bigint.
 type NullID = sqltype.NullID
 
-// TextID is an ID stored as 13-character text; see sqltype.TextID.
+// TextID is an ID stored as 13-character text. It is an alias of
+// [sqltype.TextID], which embeds [ID] and has its methods, and three of its
+// own, documented there:
+//
+//   - [sqltype.TextID.Value]: the 13-character string, for database/sql.
+//   - [sqltype.TextID.Scan]: reads the text form from a text column.
+//   - [sqltype.TextID.GormDataType]: declares a GORM column as varchar(13).
 type TextID = sqltype.TextID
 
 // Bound is an ID used as a query bound, where the zero ID means "below
-// every ID", as the first cursor of keyset pagination; see sqltype.Bound.
+// every ID", as the first cursor of keyset pagination. It is an alias of
+// [sqltype.Bound], where its methods are documented; they are:
+//
+//   - [sqltype.Bound.Value]: the int64, 0 for the zero ID.
+//   - [sqltype.Bound.String]: the 13-character text form.
+//   - [sqltype.Bound.Format]: prints as an ID does.
 type Bound = sqltype.Bound
 
 // TrustedID is an ID for decoding JSON from a source that writes exact
-// integers, such as PostgreSQL's row_to_json and json_agg; see
-// flake.TrustedID.
+// integers, such as PostgreSQL's row_to_json and json_agg. It is an alias
+// of [flake.TrustedID], which embeds [ID] and has its methods, and its own
+// decoders, documented there:
+//
+//   - [flake.TrustedID.UnmarshalJSON]: a bare integer up to 2^63-1, exactly.
+//   - [flake.TrustedID.UnmarshalJSONFrom]: the same for json/v2
+//     (GOEXPERIMENT=jsonv2).
 type TrustedID = flake.TrustedID
 
 // Prefix names the prefix of a [Prefixed] ID type; see flake.Prefix.

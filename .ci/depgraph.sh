@@ -63,7 +63,8 @@ list="
 /pgxtype $pgx
 /sidlease $pgx
 /gormplugin $gorm
-/cmd/ulidflake $pgx"
+/cmd/ulidflake $pgx
+/internal/bigint"
 bad=0
 while read -r pkg want; do
 	got=$(needs "$mod$pkg")
@@ -100,7 +101,7 @@ import (
 )
 
 func main() {
-	o, _ := ulidotel.New(noop.NewMeterProvider())
+	o, _ := ulidotel.NewObserver(noop.NewMeterProvider())
 	_, _ = flake.NewGenerator(flake.WithObserver(o))
 }
 GO

@@ -60,7 +60,7 @@
 // it comes, and a waiting New sends another: at most two run at once.
 // [WithObserver] reports each reservation and each wait, for metrics
 // (docs/observability.md); it reports a reservation on the goroutine that
-// made it, once a waiting New may go on, so Observe may call New, and
+// made it, once a waiting New may go on, so the [Observer] may call New, and
 // should return quickly.
 //
 // # What it costs
@@ -79,8 +79,7 @@
 // pooling (with pgx, use default_query_exec_mode=exec or simple_protocol
 // there, as for any statement through a transaction pooler). The function
 // is called by its schema-qualified name ([WithSchema]), so the
-// connection's search_path does not change what runs. A Source has the
-// method NewWait(ctx) (flake.ID, error), so it is a gormplugin.Source
-// (gormplugin.WithGenerator(src)), and pgx, sqlc, ent and bun code calls
-// NewWait where it calls a lease's.
+// connection's search_path does not change what runs. A Source is a
+// flake.Source (gormplugin.WithSource(src)), and pgx, sqlc, ent and bun
+// code calls NewWait where it calls a lease's.
 package blocks

@@ -12,7 +12,6 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver for database/sql
 
 	"github.com/ulidflake/ulidflake/blocks"
-	"github.com/ulidflake/ulidflake/flake"
 	"github.com/ulidflake/ulidflake/gormplugin"
 )
 
@@ -41,7 +40,7 @@ func ExampleNew() {
 	fmt.Println(id.IsZero())
 
 	// A Source is a source for the GORM plugin too.
-	_ = gormplugin.New(gormplugin.WithGenerator(src))
+	_ = gormplugin.NewPlugin(gormplugin.WithSource(src))
 }
 
 func ExampleSource_New() {
@@ -123,18 +122,21 @@ func ExampleWithTimeout() {
 	// blocks: invalid option: WithTimeout(0s): want a positive duration
 }
 
-// failures is a flake.Observer that counts failed reservations and prints
+// failures is an Observer that counts failed reservations and prints
 // each wait for a block.
 type failures struct{ reserve atomic.Int64 }
 
-func (f *failures) Observe(e flake.Event) {
-	switch {
-	case e.Kind == flake.EventBlockReserve && e.Err != nil:
+func (f *failures) ObserveBlockReserve(_ int64, _ time.Duration, err error) {
+	if err != nil {
 		f.reserve.Add(1)
-	case e.Kind == flake.EventRefillWait:
-		fmt.Println(e.Kind, "gave up:", errors.Is(e.Err, blocks.ErrUnavailable))
 	}
 }
+
+func (f *failures) ObserveRefillWait(_ time.Duration, err error) {
+	fmt.Println("refill wait gave up:", errors.Is(err, blocks.ErrUnavailable))
+}
+
+func (f *failures) ObserveBlockEnd(int64) {}
 
 func ExampleWithObserver() {
 	// A database that does not answer: nothing listens on port 1.
@@ -146,6 +148,6 @@ func ExampleWithObserver() {
 	_, err := src.New()
 	fmt.Println(errors.Is(err, blocks.ErrUnavailable), obs.reserve.Load() > 0)
 	// Output:
-	// refill_wait gave up: true
+	// refill wait gave up: true
 	// true true
 }

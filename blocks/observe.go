@@ -3,29 +3,46 @@ package blocks
 import (
 	"errors"
 	"time"
-
-	"github.com/ulidflake/ulidflake/flake"
 )
 
-// WithObserver sends the source's events to o (docs/observability.md):
-// each reservation, as flake.EventBlockReserve (Count: the IDs in the
-// block; Duration: the round trip; Err when it failed, a reservation that
-// Close cut short excepted), and each call of New or NewWait that found no
-// ID in hand and waited for a block, as flake.EventRefillWait (Duration:
-// how long it waited; Err: the error it returned, nil when it got an ID),
-// and each block it stopped handing out, as flake.EventBlockEnd (Count:
-// the IDs left in it, dropped because it aged out past MaxAge; 0 when it
-// was used up), not those Close drops. Events carry SID -1 and no
-// namespace. Without it, or with a nil o, the source reports nothing and
-// pays nothing for it.
-func WithObserver(o flake.Observer) Option { return func(c *options) { c.obs = o } }
+// Observer receives a [Source]'s events ([WithObserver]), for metrics
+// (docs/observability.md). The OpenTelemetry adapter,
+// github.com/ulidflake/ulidflake/otel, is one, and also a flake.Observer
+// and a sidlease.Observer: one value for every source. The methods take
+// only the standard library's types, so that an adapter implements them
+// without importing this package.
+//
+// They are called synchronously, possibly from many goroutines at once,
+// and never with the source's lock held, so they may call New: they must
+// be safe for concurrent use and return quickly.
+type Observer interface {
+	// ObserveBlockReserve: a reservation ended: ids IDs in the block,
+	// after roundTrip; err when it failed (ids 0). A reservation that
+	// Close cut short, or that was given up on, is not reported.
+	ObserveBlockReserve(ids int64, roundTrip time.Duration, err error)
+	// ObserveRefillWait: a call of New or NewWait found no ID in hand and
+	// waited for a block. wait: how long; err: the error it returned, nil
+	// when it got an ID. A wait that found the source closed is not
+	// reported.
+	ObserveRefillWait(wait time.Duration, err error)
+	// ObserveBlockEnd: the source stopped handing out a block. dropped:
+	// the IDs left in it, dropped because it aged out; 0 when it was used
+	// up. Blocks that Close drops are not reported.
+	ObserveBlockEnd(dropped int64)
+}
+
+// WithObserver sends the source's events to o: each reservation, each
+// wait for a block, and each block it stopped handing out ([Observer]).
+// Without it, or with a nil o, the source reports nothing and pays
+// nothing for it.
+func WithObserver(o Observer) Option { return func(c *options) { c.obs = o } }
 
 // reserved reports a reservation that started at sent and gave n IDs or
 // err. fill calls it for no reservation that Close cut short or that was
 // given up on.
 func (s *Source) reserved(sent time.Time, n int, err error) {
 	if s.o.obs != nil {
-		s.o.obs.Observe(flake.Event{Kind: flake.EventBlockReserve, SID: -1, Count: int64(n), Duration: time.Since(sent), Err: err})
+		s.o.obs.ObserveBlockReserve(int64(n), time.Since(sent), err)
 	}
 }
 
@@ -33,7 +50,7 @@ func (s *Source) reserved(sent time.Time, n int, err error) {
 // err; not one that found the source closed.
 func (s *Source) waited(start time.Time, err error) {
 	if s.o.obs != nil && !errors.Is(err, ErrClosed) {
-		s.o.obs.Observe(flake.Event{Kind: flake.EventRefillWait, SID: -1, Duration: time.Since(start), Err: err})
+		s.o.obs.ObserveRefillWait(time.Since(start), err)
 	}
 }
 
@@ -58,7 +75,7 @@ func (s *Source) pendingEnds() []int64 {
 // not hold s.mu.
 func (s *Source) reportEnds(ends []int64) {
 	for _, n := range ends {
-		s.o.obs.Observe(flake.Event{Kind: flake.EventBlockEnd, SID: -1, Count: n})
+		s.o.obs.ObserveBlockEnd(n)
 	}
 }
 

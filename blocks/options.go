@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/ulidflake/ulidflake/flake"
 )
 
 // Errors. Every error a [Source] returns wraps one of them.
@@ -59,7 +57,7 @@ type options struct {
 	maxAge  time.Duration
 	timeout time.Duration
 	schema  string
-	obs     flake.Observer
+	obs     Observer
 }
 
 // WithSize sets how many IDs one round trip reserves: 1 to [MaxSize]

@@ -90,7 +90,7 @@ func TestNewAtRange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	epoch := time.UnixMilli(flake.DefaultEpochUnixMilli)
+	epoch := time.UnixMilli(flake.DefaultEpoch().UnixMilli())
 	for _, at := range []time.Time{epoch.Add(-time.Millisecond), epoch.Add(time.Duration(flake.MaxTimestamp+1) * time.Millisecond), {}} {
 		if id, err := g.NewAt(at); !errors.Is(err, flake.ErrTimeRange) {
 			t.Errorf("NewAt(%s) = %s, %v; want ErrTimeRange", at, id, err)
@@ -154,7 +154,7 @@ func FuzzNewAt(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, ms int64) {
-		at := time.UnixMilli(flake.DefaultEpochUnixMilli + ms)
+		at := time.UnixMilli(flake.DefaultEpoch().UnixMilli() + ms)
 		id, err := g.NewAt(at)
 		if ms < 0 || ms > flake.MaxTimestamp {
 			if !errors.Is(err, flake.ErrTimeRange) {

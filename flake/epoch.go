@@ -24,9 +24,9 @@ type Epoch struct {
 	offset int64
 }
 
-// DefaultEpochUnixMilli is the default epoch, 2024-01-01T00:00:00Z, in Unix
+// defaultEpochUnixMilli is the default epoch, 2024-01-01T00:00:00Z, in Unix
 // milliseconds.
-const DefaultEpochUnixMilli = 1704067200000
+const defaultEpochUnixMilli = 1704067200000
 
 // DefaultEpoch returns the default epoch, 2024-01-01T00:00:00Z, the zero
 // Epoch: the epoch of the default generator and of every generator not
@@ -46,11 +46,11 @@ func NewEpoch(t time.Time) (Epoch, error) {
 		return Epoch{}, fmt.Errorf("%w: %s is not between 1970-01-01 and %s",
 			ErrEpochRange, t.UTC().Format(time.RFC3339Nano), time.UnixMilli(maxEpochUnixMilli).UTC().Format(time.RFC3339))
 	}
-	return Epoch{offset: ms - DefaultEpochUnixMilli}, nil
+	return Epoch{offset: ms - defaultEpochUnixMilli}, nil
 }
 
 // UnixMilli returns the epoch in Unix milliseconds.
-func (e Epoch) UnixMilli() int64 { return DefaultEpochUnixMilli + e.offset }
+func (e Epoch) UnixMilli() int64 { return defaultEpochUnixMilli + e.offset }
 
 // String returns the epoch in RFC 3339 form with milliseconds.
 func (e Epoch) String() string {

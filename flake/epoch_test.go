@@ -86,7 +86,7 @@ func TestBounds(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	for range 1000 {
-		ts := time.UnixMilli(DefaultEpochUnixMilli + 1 + r.Int64N(MaxTimestamp-1))
+		ts := time.UnixMilli(defaultEpochUnixMilli + 1 + r.Int64N(MaxTimestamp-1))
 		lo := e.MinID(ts)
 		hi := e.MaxID(ts)
 		if !e.Time(lo).Equal(ts) || !e.Time(hi).Equal(ts) || hi-lo != 1<<20-1 {
@@ -156,7 +156,7 @@ func TestTimeRangeErrorNamesTheFix(t *testing.T) {
 		}
 	}
 	// The edges are in range.
-	for _, at := range []time.Time{time.UnixMilli(DefaultEpochUnixMilli), DefaultEpoch().Time(Max)} {
+	for _, at := range []time.Time{time.UnixMilli(defaultEpochUnixMilli), DefaultEpoch().Time(Max)} {
 		if _, err := DefaultEpoch().Timestamp(at); err != nil {
 			t.Errorf("Timestamp(%s): %v", at, err)
 		}

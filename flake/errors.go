@@ -47,7 +47,9 @@ var (
 	// ErrType: [ID.Scan] was given a value of a type no ID column holds,
 	// or [ID.UnmarshalGQL] a GraphQL value that is not a string.
 	ErrType = errors.New("flake: cannot scan into an ID")
-	// ErrOption: an invalid generator option.
+	// ErrOption: an invalid option, of a generator or of any package of
+	// this module (sidlease, blocks, migrations, gormplugin): every
+	// bad-option error wraps it, and names the option and its value.
 	ErrOption = errors.New("flake: invalid option")
 	// ErrJSON: a JSON value that is neither a string nor a non-negative
 	// integer.

@@ -456,8 +456,12 @@ func (g *Generator) format(ms int64) string {
 // Ceiling returns an ID above every ID the generator has made, and every ID
 // it makes until its clock has moved on by d: the first ID of the
 // millisecond after its clock reading (or its logical clock, if that is
-// ahead) plus d. A holder of a SID that hands it on (package sidlease)
-// records it, and the next holder mints only above it.
+// ahead) plus d. It is what a holder of a SID must record to hand the SID
+// on: the next holder mints only above it, so IDs under one SID never
+// repeat across holders. Package sidlease does it with PostgreSQL; call
+// it to hand SIDs on through your own coordination (etcd, Consul, a
+// deploy tool), recording Ceiling(d) before the generator may make IDs
+// for d more.
 func (g *Generator) Ceiling(d time.Duration) ID {
 	ms := max(g.now(), lastMs(g.last.Load())) + d.Milliseconds() + 1
 	if ms > MaxTimestamp {

@@ -242,7 +242,7 @@ func TestGeneratorOverflow(t *testing.T) {
 		}
 		clock := newFakeClock(t2025)
 		g := mustGen(t, append(opts, WithClock(clock.Now))...)
-		ms := clock.Now().UnixMilli() - DefaultEpochUnixMilli
+		ms := clock.Now().UnixMilli() - defaultEpochUnixMilli
 
 		// New fails with ErrMonotonicOverflow once the millisecond is used
 		// up. The state stays as it was: a retry may still fit a smaller
@@ -313,7 +313,7 @@ type constSource uint64
 func (c constSource) Uint64() uint64 { return uint64(c) }
 
 func TestGeneratorNeverReturnsZero(t *testing.T) {
-	g := mustGen(t, WithClock(func() time.Time { return time.UnixMilli(DefaultEpochUnixMilli) }), WithRandom(constSource(0)))
+	g := mustGen(t, WithClock(func() time.Time { return time.UnixMilli(defaultEpochUnixMilli) }), WithRandom(constSource(0)))
 	id, err := g.New()
 	if err != nil || id == 0 {
 		t.Fatalf("New at the epoch with zero randomness = %d, %v", id, err)

@@ -33,8 +33,8 @@ type ID int64
 
 // Layout constants.
 const (
-	// TimestampBits is the width of the timestamp field.
-	TimestampBits = 43
+	// timestampBits is the width of the timestamp field.
+	timestampBits = 43
 	// RandomBits is the width of the randomness in the stand-alone layout.
 	RandomBits = 20
 	// ScalableRandomBits is the width of the randomness in the scalable layout.
@@ -44,14 +44,14 @@ const (
 
 	// MaxTimestamp is the largest timestamp, in milliseconds since the epoch
 	// (about 278 years).
-	MaxTimestamp = 1<<TimestampBits - 1
+	MaxTimestamp = 1<<timestampBits - 1
 	// MaxSID is the largest scalability id.
 	MaxSID = 1<<SIDBits - 1
 
 	// EncodedLen is the length of the text form.
 	EncodedLen = 13
-	// BinaryLen is the length of the binary form.
-	BinaryLen = 8
+	// binaryLen is the length of the binary form.
+	binaryLen = 8
 )
 
 // Max is the largest ID, 7ZZZZZZZZZZZZ (2^63-1).
@@ -61,10 +61,10 @@ const Max ID = 1<<63 - 1
 const Zero ID = 0
 
 // FromInt returns the ID with the value v. It returns [ErrIntRange] when v is
-// negative. Zero is accepted: it is the unset ID. (It is [FromColumn] for
-// a value that is not NULL.)
+// negative. Zero is accepted: it is the unset ID. (It is the rule of
+// [ID.Scan] for a value that is not NULL.)
 func FromInt(v int64) (ID, error) {
-	id, _, err := FromColumn(v, false)
+	id, _, err := fromColumn(v, false)
 	return id, err
 }
 

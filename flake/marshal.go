@@ -20,15 +20,15 @@ func (id ID) AppendBinary(b []byte) ([]byte, error) {
 
 // MarshalBinary implements [encoding.BinaryMarshaler]: 8 bytes, big-endian.
 func (id ID) MarshalBinary() ([]byte, error) {
-	return id.AppendBinary(make([]byte, 0, BinaryLen))
+	return id.AppendBinary(make([]byte, 0, binaryLen))
 }
 
 // UnmarshalBinary implements [encoding.BinaryUnmarshaler]. It returns
 // [ErrLength] unless b is 8 bytes long and [ErrOverflow] when the sign bit is
 // set.
 func (id *ID) UnmarshalBinary(b []byte) error {
-	if len(b) != BinaryLen {
-		return fmt.Errorf("%w: binary ID is %d bytes, want %d", ErrLength, len(b), BinaryLen)
+	if len(b) != binaryLen {
+		return fmt.Errorf("%w: binary ID is %d bytes, want %d", ErrLength, len(b), binaryLen)
 	}
 	v := binary.BigEndian.Uint64(b)
 	if v > uint64(Max) {

@@ -178,8 +178,8 @@ func TestObserverNil(t *testing.T) {
 }
 
 func TestEventKindString(t *testing.T) {
-	if s := EventLeaseLoss.String(); s != "lease_loss" {
-		t.Errorf("EventLeaseLoss is %q", s)
+	if s := EventOverflowWait.String(); s != "overflow_wait" {
+		t.Errorf("EventOverflowWait is %q", s)
 	}
 	if s := EventKind(200).String(); s != "EventKind(200)" {
 		t.Errorf("EventKind(200) is %q", s)

@@ -80,7 +80,7 @@ func TestPrefixedStoresTheBigint(t *testing.T) {
 		t.Fatalf("zero Value: %v, want ErrZeroID", err)
 	}
 	b, err := id.MarshalBinary()
-	if err != nil || len(b) != BinaryLen {
+	if err != nil || len(b) != binaryLen {
 		t.Fatalf("MarshalBinary = %x, %v", b, err)
 	}
 	if id.GormDataType() != "bigint" {

@@ -3,19 +3,21 @@ package flake
 import (
 	"database/sql/driver"
 	"fmt"
+
+	"github.com/ulidflake/ulidflake/internal/bigint"
 )
 
-// FromColumn is the rule for reading a bigint column as an ID, which every
-// scan path of this module applies: [ID.Scan], sqltype's NullID and
-// TextID, pgxtype's codec. v is the column's value; null says it is NULL.
-//
-//   - NULL: err is [ErrNull], since an ID cannot hold it; valid is false,
-//     so a NullID reads it as not valid.
-//   - a negative v: err is [ErrIntRange]; no ID is negative.
-//   - 0: the zero ID, unset; valid is false, so a NullID reads it as not
-//     valid, and an ID holds it as [Zero].
-//   - any other v: the ID v, valid.
-func FromColumn(v int64, null bool) (id ID, valid bool, err error) {
+func init() {
+	bigint.Read = func(v int64, null bool) (int64, bool, error) {
+		id, valid, err := fromColumn(v, null)
+		return int64(id), valid, err
+	}
+	bigint.Write = func(id int64) (int64, error) { return ID(id).columnValue() }
+}
+
+// fromColumn is the rule for reading a bigint column as an ID
+// (bigint.Read): the verdicts are listed there.
+func fromColumn(v int64, null bool) (id ID, valid bool, err error) {
 	switch {
 	case null:
 		return 0, false, ErrNull
@@ -25,13 +27,10 @@ func FromColumn(v int64, null bool) (id ID, valid bool, err error) {
 	return ID(v), v != 0, nil
 }
 
-// ColumnValue is the rule for writing an ID to a bigint column, which
-// every encode path of this module applies: [ID.Value], sqltype's NullID,
-// TextID and Bound, pgxtype's codec. It returns the int64 that stores id,
-// [ErrZeroID] for the zero ID, so that a key that was never filled is not
-// stored as 0, and [ErrIntRange] for a negative value. It is [ID.Value]
-// without the boxing into a [driver.Value].
-func (id ID) ColumnValue() (int64, error) {
+// columnValue is the rule for writing an ID to a bigint column
+// (bigint.Write): the int64 that stores id, [ErrZeroID] for the zero ID,
+// [ErrIntRange] for a negative value.
+func (id ID) columnValue() (int64, error) {
 	switch {
 	case id == 0:
 		return 0, ErrZeroID
@@ -41,20 +40,21 @@ func (id ID) ColumnValue() (int64, error) {
 	return int64(id), nil
 }
 
-// Value implements [driver.Valuer]: the int64, by the rule of
-// [ID.ColumnValue]. A driver cannot tell a value being stored from one
-// being compared: where zero is meant, as the first cursor of keyset
-// pagination, pass a ulidflake.Bound.
+// Value implements [driver.Valuer]: the int64 that stores id. The zero ID
+// is [ErrZeroID], so that a key that was never filled is not stored as 0,
+// and a negative value [ErrIntRange]. A driver cannot tell a value being
+// stored from one being compared: where zero is meant, as the first
+// cursor of keyset pagination, pass a ulidflake.Bound.
 func (id ID) Value() (driver.Value, error) {
-	v, err := id.ColumnValue()
+	v, err := id.columnValue()
 	if err != nil {
 		return nil, err
 	}
 	return v, nil
 }
 
-// Scan implements [sql.Scanner], by the rule of [FromColumn]. It accepts
-// what drivers hand over for a bigint: an int64, or a decimal integer as
+// Scan implements [sql.Scanner]; 0 reads as the zero ID. It accepts what
+// drivers hand over for a bigint: an int64, or a decimal integer as
 // []byte or string; an ID or *ID, as code generators such as ent pass
 // them; and any other [driver.Valuer] whose value it accepts. It returns
 // [ErrNull] for NULL (a nil *ID included), [ErrType] for any other type,
@@ -66,7 +66,7 @@ func (id *ID) Scan(src any) error {
 	if err != nil {
 		return err
 	}
-	got, _, err := FromColumn(v, null)
+	got, _, err := fromColumn(v, null)
 	if err != nil {
 		return err
 	}

@@ -7,31 +7,29 @@ import (
 	"github.com/ulidflake/ulidflake/flake"
 )
 
-// A driver's codec reads a bigint column: valid is false for NULL and for
-// 0, the unset ID; an ID cannot hold NULL (ErrNull), and nothing holds a
-// negative value (ErrIntRange).
-func ExampleFromColumn() {
-	for _, c := range []struct {
-		v    int64
-		null bool
-	}{{16873543940839584, false}, {0, false}, {0, true}, {-5, false}} {
-		id, valid, err := flake.FromColumn(c.v, c.null)
-		fmt.Println(id, valid, err)
+// A driver hands Scan a bigint column's value: 0 reads as the unset ID;
+// an ID cannot hold NULL (ErrNull), and nothing holds a negative value
+// (ErrIntRange). A nullable column scans into a ulidflake.NullID.
+func ExampleID_Scan() {
+	for _, v := range []any{int64(16873543940839584), int64(0), nil, int64(-5)} {
+		var id flake.ID
+		err := id.Scan(v)
+		fmt.Println(id, err)
 	}
 	// Output:
-	// 00EZJCRCB4650 true <nil>
-	// 0000000000000 false <nil>
-	// 0000000000000 false flake: NULL scanned into a non-null ID (use NullID)
-	// 0000000000000 false flake: integer out of range: -5 is negative
+	// 00EZJCRCB4650 <nil>
+	// 0000000000000 <nil>
+	// 0000000000000 flake: NULL scanned into a non-null ID (use NullID)
+	// 0000000000000 flake: integer out of range: -5 is negative
 }
 
-// A driver's codec writes an ID to a bigint column: the zero ID, never
-// set, is refused.
-func ExampleID_ColumnValue() {
-	v, err := flake.MustParse("00EZJCRCB4650").ColumnValue()
+// Value writes an ID to a bigint column: the zero ID, never set, is
+// refused.
+func ExampleID_Value() {
+	v, err := flake.MustParse("00EZJCRCB4650").Value()
 	fmt.Println(v, err)
 
-	_, err = flake.Zero.ColumnValue()
+	_, err = flake.Zero.Value()
 	fmt.Println(errors.Is(err, flake.ErrZeroID))
 	// Output:
 	// 16873543940839584 <nil>

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// FromColumn and ID.ColumnValue are the one rule for zero, NULL and negative
+// fromColumn and columnValue (internal/bigint) are the one rule for zero, NULL and negative
 // values; every scan and encode path of the module calls them.
 func TestColumnRule(t *testing.T) {
 	for _, tc := range []struct {
@@ -24,9 +24,9 @@ func TestColumnRule(t *testing.T) {
 		{1, false, 1, true, nil},
 		{int64(Max), false, Max, true, nil},
 	} {
-		id, valid, err := FromColumn(tc.v, tc.null)
+		id, valid, err := fromColumn(tc.v, tc.null)
 		if id != tc.id || valid != tc.valid || !errors.Is(err, tc.err) || (err == nil) != (tc.err == nil) {
-			t.Errorf("FromColumn(%d, %v) = %d, %v, %v; want %d, %v, %v", tc.v, tc.null, id, valid, err, tc.id, tc.valid, tc.err)
+			t.Errorf("fromColumn(%d, %v) = %d, %v, %v; want %d, %v, %v", tc.v, tc.null, id, valid, err, tc.id, tc.valid, tc.err)
 		}
 	}
 	for _, tc := range []struct {
@@ -39,9 +39,9 @@ func TestColumnRule(t *testing.T) {
 		{1, 1, nil},
 		{Max, int64(Max), nil},
 	} {
-		v, err := tc.id.ColumnValue()
+		v, err := tc.id.columnValue()
 		if v != tc.v || !errors.Is(err, tc.err) || (err == nil) != (tc.err == nil) {
-			t.Errorf("ID(%d).ColumnValue() = %d, %v; want %d, %v", tc.id, v, err, tc.v, tc.err)
+			t.Errorf("ID(%d).columnValue() = %d, %v; want %d, %v", tc.id, v, err, tc.v, tc.err)
 		}
 	}
 }

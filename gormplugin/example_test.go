@@ -36,9 +36,9 @@ func openDB() *gorm.DB {
 	return db
 }
 
-func ExampleNew() {
+func ExampleNewPlugin() {
 	db := openDB()
-	if err := db.Use(gormplugin.New()); err != nil {
+	if err := db.Use(gormplugin.NewPlugin()); err != nil {
 		panic(err)
 	}
 	c := Customer{Name: "Ada"}
@@ -50,13 +50,13 @@ func ExampleNew() {
 	// INSERT INTO `customers` (`id`,`name`) VALUES (?,?)
 }
 
-func ExampleWithGenerator() {
+func ExampleWithSource() {
 	g, err := ulidflake.NewGenerator(ulidflake.WithSID(5)) // this instance's SID
 	if err != nil {
 		panic(err)
 	}
 	db := openDB()
-	_ = db.Use(gormplugin.New(gormplugin.WithGenerator(g)))
+	_ = db.Use(gormplugin.NewPlugin(gormplugin.WithSource(g)))
 
 	c := Customer{Name: "Grace"}
 	_ = db.Create(&c).Error
@@ -70,7 +70,7 @@ func ExampleWithFields() {
 		TraceID ulidflake.ID // not a key: filled because the rule says so
 	}
 	db := openDB()
-	_ = db.Use(gormplugin.New(gormplugin.WithFields(func(f *schema.Field) bool {
+	_ = db.Use(gormplugin.NewPlugin(gormplugin.WithFields(func(f *schema.Field) bool {
 		return f.PrimaryKey || f.Name == "TraceID"
 	})))
 
@@ -86,7 +86,7 @@ func ExampleDefaultFields() {
 		BatchID ulidflake.ID `ulidflake:"fill"` // opts in under the default rule
 	}
 	db := openDB()
-	_ = db.Use(gormplugin.New())
+	_ = db.Use(gormplugin.NewPlugin())
 
 	a := Audit{}
 	_ = db.Create(&a).Error
@@ -106,7 +106,7 @@ func ExampleErrNotFillable() {
 		LineID     ulidflake.ID `gorm:"primaryKey" ulidflake:"fill"` // refused
 	}
 	db := openDB()
-	_ = db.Use(gormplugin.New())
+	_ = db.Use(gormplugin.NewPlugin())
 
 	f := Favourite{CustomerID: ulidflake.MustParse("00EZJCRCB4650")}
 	_ = db.Create(&f).Error

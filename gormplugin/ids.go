@@ -50,7 +50,7 @@ func keyInt(v any) (int64, bool) {
 // newValue returns a new ID of f's type, waiting out a used-up millisecond
 // until the statement's context ends.
 func (p *Plugin) newValue(db *gorm.DB, f *schema.Field) (any, error) {
-	id, err := p.gen.NewWait(db.Statement.Context)
+	id, err := p.src.NewWait(db.Statement.Context)
 	if err != nil {
 		return nil, fmt.Errorf("gormplugin: filling %s.%s: %w", db.Statement.Schema.Name, f.Name, err)
 	}

@@ -8,7 +8,7 @@
 //
 // and get an ID with no hook to write:
 //
-//	db.Use(gormplugin.New())
+//	db.Use(gormplugin.NewPlugin())
 //	db.Create(&order) // order.ID is set before the INSERT
 //
 // # What it fills
@@ -105,8 +105,8 @@
 package gormplugin
 
 import (
-	"context"
 	"errors"
+	"fmt"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/schema"
@@ -120,16 +120,9 @@ import (
 var ErrNotFillable = errors.New("gormplugin: ulidflake:\"fill\" on a reference or a part of a composite key, " +
 	"which the plugin never fills: set it from the row it refers to")
 
-// Source makes IDs: a *ulidflake.Generator (ulidflake.NewGenerator with
-// flake options), a *sidlease.Lease whose SID is held in PostgreSQL, or a
-// *blocks.Source, which hands out IDs from blocks PostgreSQL reserves.
-type Source interface {
-	NewWait(ctx context.Context) (flake.ID, error)
-}
-
 // Plugin is a gorm.Plugin that fills ID fields on create.
 type Plugin struct {
-	gen    Source
+	src    flake.Source
 	fields func(*schema.Field) bool
 	err    error
 }
@@ -137,19 +130,32 @@ type Plugin struct {
 // Option configures a [Plugin].
 type Option func(*Plugin)
 
-// WithGenerator sets where the IDs come from: a ulidflake.Generator with
-// the layout, SID, epoch and entropy of its options, a sidlease.Lease, or
-// a *blocks.Source.
-// Default: a stand-alone generator with the default epoch.
-func WithGenerator(g Source) Option {
-	return func(p *Plugin) { p.gen = g }
+// WithSource sets where the IDs come from (flake.Source): a
+// *ulidflake.Generator with the layout, SID, epoch and entropy of its
+// options, a *sidlease.Lease whose SID PostgreSQL holds, or a
+// *blocks.Source, which hands out IDs from blocks PostgreSQL reserves.
+// Default: a stand-alone generator with the default epoch. A nil s is an
+// error wrapping flake.ErrOption, when the plugin is registered.
+func WithSource(s flake.Source) Option {
+	return func(p *Plugin) {
+		p.src = s
+		if s == nil {
+			p.err = fmt.Errorf("%w: gormplugin.WithSource(nil): want a generator, a lease or a block source", flake.ErrOption)
+		}
+	}
 }
 
 // WithFields replaces the rule that chooses the fields to fill (by default:
 // [DefaultFields]). It is asked only about fields of an ID type that are
-// neither references nor parts of a composite key.
+// neither references nor parts of a composite key. A nil fill is an error
+// wrapping flake.ErrOption, when the plugin is registered.
 func WithFields(fill func(*schema.Field) bool) Option {
-	return func(p *Plugin) { p.fields = fill }
+	return func(p *Plugin) {
+		p.fields = fill
+		if fill == nil {
+			p.err = fmt.Errorf("%w: gormplugin.WithFields(nil): want a rule", flake.ErrOption)
+		}
+	}
 }
 
 // DefaultFields is the default rule: the primary key (the plugin asks only
@@ -161,18 +167,19 @@ func DefaultFields(f *schema.Field) bool {
 // tagged reports whether f has the tag ulidflake:"fill".
 func tagged(f *schema.Field) bool { return f.Tag.Get("ulidflake") == "fill" }
 
-// New returns the plugin; pass it to db.Use.
-func New(opts ...Option) *Plugin {
+// NewPlugin returns the plugin; pass it to db.Use. An invalid option (nil)
+// makes db.Use return an error wrapping flake.ErrOption that names it.
+func NewPlugin(opts ...Option) *Plugin {
 	p := &Plugin{fields: DefaultFields}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			p.err = fmt.Errorf("%w: gormplugin option %d is nil", flake.ErrOption, i)
+			return p
+		}
 		o(p)
 	}
-	if p.gen == nil {
-		g, err := flake.NewGenerator()
-		p.gen, p.err = g, err
-	}
-	if p.fields == nil {
-		p.err = errors.New("gormplugin: WithFields(nil)")
+	if p.err == nil && p.src == nil {
+		p.src, p.err = flake.NewGenerator()
 	}
 	return p
 }

@@ -12,15 +12,16 @@ import (
 	"github.com/ulidflake/ulidflake/otel"
 )
 
-func ExampleNew() {
+func ExampleNewObserver() {
 	// An application passes its MeterProvider (otel.GetMeterProvider() of
 	// go.opentelemetry.io/otel); this one is read by hand.
 	reader := sdkmetric.NewManualReader()
-	obs, err := otel.New(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+	obs, err := otel.NewObserver(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
 	if err != nil {
 		panic(err)
 	}
-	// The same observer for every generator and lease (sidlease.WithObserver).
+	// The same observer for every generator, lease (sidlease.WithObserver)
+	// and block source (blocks.WithObserver).
 	at := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	g, _ := flake.NewGenerator(flake.WithObserver(obs), flake.WithClock(func() time.Time { return at }))
 	_, _ = g.New()

@@ -1,13 +1,16 @@
 // Package otel records the events of ulidflake's generators, leases and
-// blocks (flake.Observer) as OpenTelemetry metrics. It is a module of its
-// own, so that an application that does not import it has none of
-// OpenTelemetry in its module graph.
+// block sources as OpenTelemetry metrics: its [Observer] is a
+// flake.Observer, a sidlease.Observer and a blocks.Observer, one value to
+// give every source of a process. It is a module of its own, so that an
+// application that does not import it has none of OpenTelemetry in its
+// module graph.
 //
 //	import ulidotel "github.com/ulidflake/ulidflake/otel" // beside go.opentelemetry.io/otel
 //
-//	obs, err := ulidotel.New(otel.GetMeterProvider())
+//	obs, err := ulidotel.NewObserver(otel.GetMeterProvider())
 //	gen, err := flake.NewGenerator(flake.WithObserver(obs))
 //	lease, err := sidlease.Acquire(ctx, pool, "orders", sidlease.WithObserver(obs))
+//	src, err := blocks.NewSource(db, blocks.WithObserver(obs))
 //
 // The instruments, their units and what each tells an operator to do are
 // in docs/observability.md. Names and units are stable: a change to them
@@ -24,6 +27,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -51,9 +55,12 @@ var (
 	stepBuckets  = []float64{0.002, 0.01, 0.1, 1, 10, 60, 600}
 )
 
-// Observer is a flake.Observer that records each event in the instruments
-// of one meter. It is safe for concurrent use; give the same one to every
-// generator and lease of a process.
+// Observer records each event in the instruments of one meter. It is a
+// flake.Observer, a sidlease.Observer and a blocks.Observer, safe for
+// concurrent use: give the same one to every generator, lease and block
+// source of a process. It imports neither sidlease nor blocks (their
+// observers' methods take only standard types), so it links no database
+// driver.
 type Observer struct {
 	overflows, clockSteps, clockBehind metric.Int64Counter
 	claims, renewals, losses, reserved metric.Int64Counter
@@ -65,10 +72,10 @@ type Observer struct {
 	sets                               sync.Map // attribute sets by namespace, outcome and block end
 }
 
-// New returns an Observer whose instruments are those of the meter
-// [ScopeName] of mp. It returns the errors of the instruments mp could not
-// make, joined.
-func New(mp metric.MeterProvider) (*Observer, error) {
+// NewObserver returns an Observer whose instruments are those of the
+// meter [ScopeName] of mp. It returns the errors of the instruments mp
+// could not make, joined.
+func NewObserver(mp metric.MeterProvider) (*Observer, error) {
 	m := mp.Meter(ScopeName)
 	o := &Observer{}
 	var errs []error
@@ -101,7 +108,7 @@ func New(mp metric.MeterProvider) (*Observer, error) {
 	o.reserved = counter("ulidflake.block.reservations", "{block}", "Blocks reserved from the database, by outcome.")
 	o.reservedIDs = counter("ulidflake.block.reserved_ids", "{id}", "IDs in the blocks reserved.")
 	o.reserveTime = histogram("ulidflake.block.reserve.duration", "Round trip of a block's reservation, by outcome.", msBuckets)
-	o.ends = counter("ulidflake.block.ends", "{block}", "Blocks a source stopped handing out, used up or aged out past MaxAge.")
+	o.ends = counter("ulidflake.block.ends", "{block}", "Blocks a source stopped handing out, used up or aged out past their validity.")
 	o.droppedIDs = counter("ulidflake.block.dropped_ids", "{id}", "IDs left in blocks that aged out, never handed out.")
 	o.refillWait = histogram("ulidflake.block.refill_wait.duration", "Time a caller waited for a block to be refilled, by outcome.", msBuckets)
 	var err error
@@ -117,10 +124,21 @@ func New(mp metric.MeterProvider) (*Observer, error) {
 	return o, nil
 }
 
-// Observe records e (flake.Observer). Kinds it does not know are ignored.
+// Observe records a generator's event (flake.Observer). Kinds it does not
+// know are ignored.
 func (o *Observer) Observe(e flake.Event) {
+	o.generator(o.attrs("", "", ""), e)
+}
+
+// ObserveGenerator records an event of a lease's generator, with the
+// lease's namespace (sidlease.Observer).
+func (o *Observer) ObserveGenerator(namespace string, e flake.Event) {
+	o.generator(o.attrs(namespace, "", ""), e)
+}
+
+// generator records e with the attributes at.
+func (o *Observer) generator(at metric.MeasurementOption, e flake.Event) {
 	ctx := context.Background()
-	at := o.attrs(e.Namespace, "", "")
 	switch e.Kind {
 	case flake.EventOverflow:
 		o.overflows.Add(ctx, 1, at)
@@ -131,42 +149,60 @@ func (o *Observer) Observe(e flake.Event) {
 		o.clockStep.Record(ctx, e.Duration.Seconds(), at)
 	case flake.EventClockBehind:
 		o.clockBehind.Add(ctx, 1, at)
-	case flake.EventLeaseClaim:
-		o.claims.Add(ctx, 1, o.attrs(e.Namespace, outcome(e.Err), ""))
-		if e.Err == nil {
-			o.claimWait.Record(ctx, e.Duration.Seconds(), at)
-		}
-	case flake.EventLeaseRenew:
-		o.renewals.Add(ctx, 1, o.attrs(e.Namespace, outcome(e.Err), ""))
-		if e.Err == nil {
-			o.skew.Record(ctx, e.Skew.Seconds(), at)
-			o.inUse.Record(ctx, e.Count, at)
-		}
-	case flake.EventLeaseLoss:
-		o.losses.Add(ctx, 1, at)
-	case flake.EventBlockReserve:
-		byOutcome := o.attrs(e.Namespace, outcome(e.Err), "")
-		o.reserved.Add(ctx, 1, byOutcome)
-		o.reserveTime.Record(ctx, e.Duration.Seconds(), byOutcome)
-		if e.Err == nil {
-			o.reservedIDs.Add(ctx, e.Count, at)
-		}
-	case flake.EventRefillWait:
-		o.refillWait.Record(ctx, e.Duration.Seconds(), o.attrs(e.Namespace, outcome(e.Err), ""))
-	case flake.EventBlockEnd:
-		o.blockEnd(ctx, e, at)
 	}
 }
 
-// blockEnd records a block ended: used up, or aged out with e.Count IDs
-// dropped.
-func (o *Observer) blockEnd(ctx context.Context, e flake.Event, at metric.MeasurementOption) {
-	if e.Count == 0 {
-		o.ends.Add(ctx, 1, o.attrs(e.Namespace, "", "used_up"))
+// ObserveLeaseClaim records a lease's claim (sidlease.Observer).
+func (o *Observer) ObserveLeaseClaim(namespace string, _ int, wait time.Duration, err error) {
+	ctx := context.Background()
+	o.claims.Add(ctx, 1, o.attrs(namespace, outcome(err), ""))
+	if err == nil {
+		o.claimWait.Record(ctx, wait.Seconds(), o.attrs(namespace, "", ""))
+	}
+}
+
+// ObserveLeaseRenew records a lease's heartbeat (sidlease.Observer).
+func (o *Observer) ObserveLeaseRenew(namespace string, _ int, skew time.Duration, inUse int64, err error) {
+	ctx := context.Background()
+	o.renewals.Add(ctx, 1, o.attrs(namespace, outcome(err), ""))
+	if err == nil {
+		at := o.attrs(namespace, "", "")
+		o.skew.Record(ctx, skew.Seconds(), at)
+		o.inUse.Record(ctx, inUse, at)
+	}
+}
+
+// ObserveLeaseLoss records a lease lost (sidlease.Observer).
+func (o *Observer) ObserveLeaseLoss(namespace string, _ int) {
+	o.losses.Add(context.Background(), 1, o.attrs(namespace, "", ""))
+}
+
+// ObserveBlockReserve records a block's reservation (blocks.Observer).
+func (o *Observer) ObserveBlockReserve(ids int64, roundTrip time.Duration, err error) {
+	ctx := context.Background()
+	byOutcome := o.attrs("", outcome(err), "")
+	o.reserved.Add(ctx, 1, byOutcome)
+	o.reserveTime.Record(ctx, roundTrip.Seconds(), byOutcome)
+	if err == nil {
+		o.reservedIDs.Add(ctx, ids, o.attrs("", "", ""))
+	}
+}
+
+// ObserveRefillWait records a wait for a block (blocks.Observer).
+func (o *Observer) ObserveRefillWait(wait time.Duration, err error) {
+	o.refillWait.Record(context.Background(), wait.Seconds(), o.attrs("", outcome(err), ""))
+}
+
+// ObserveBlockEnd records a block ended: used up, or aged out with
+// dropped IDs left in it (blocks.Observer).
+func (o *Observer) ObserveBlockEnd(dropped int64) {
+	ctx := context.Background()
+	if dropped == 0 {
+		o.ends.Add(ctx, 1, o.attrs("", "", "used_up"))
 		return
 	}
-	o.ends.Add(ctx, 1, o.attrs(e.Namespace, "", "aged_out"))
-	o.droppedIDs.Add(ctx, e.Count, at)
+	o.ends.Add(ctx, 1, o.attrs("", "", "aged_out"))
+	o.droppedIDs.Add(ctx, dropped, o.attrs("", "", ""))
 }
 
 func outcome(err error) string {

@@ -20,7 +20,7 @@ import (
 func meter(t *testing.T) (*otel.Observer, *sdkmetric.ManualReader) {
 	t.Helper()
 	r := sdkmetric.NewManualReader()
-	obs, err := otel.New(sdkmetric.NewMeterProvider(sdkmetric.WithReader(r)))
+	obs, err := otel.NewObserver(sdkmetric.NewMeterProvider(sdkmetric.WithReader(r)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,25 +163,28 @@ func TestClockStep(t *testing.T) {
 	}
 }
 
-// Lease and block events carry their namespace, and claims, renewals,
-// reservations (their count and round trip) and refill waits their
-// outcome; a renewal sets the skew and the SIDs in use; a block ended, how
-// it ended, and the IDs an aged-out one dropped.
+// Lease events carry their namespace (block sources have none), and
+// claims, renewals, reservations (their count and round trip) and refill
+// waits their outcome; a renewal sets the skew and the SIDs in use; a
+// block ended, how it ended, and the IDs an aged-out one dropped; a
+// lease's generator's events, the namespace.
 func TestAttributes(t *testing.T) {
 	obs, r := meter(t)
 	ns := otel.NamespaceKey.String("orders")
-	obs.Observe(flake.Event{Kind: flake.EventLeaseClaim, Namespace: "orders", SID: 4, Duration: 3 * time.Second})
-	obs.Observe(flake.Event{Kind: flake.EventLeaseClaim, Namespace: "orders", SID: -1, Err: errors.New("no free SID")})
-	obs.Observe(flake.Event{Kind: flake.EventLeaseRenew, Namespace: "orders", SID: 4, Skew: -250 * time.Millisecond, Count: 7})
-	obs.Observe(flake.Event{Kind: flake.EventLeaseRenew, Namespace: "orders", SID: 4, Err: errors.New("timeout")})
-	obs.Observe(flake.Event{Kind: flake.EventLeaseLoss, Namespace: "orders", SID: 4})
-	obs.Observe(flake.Event{Kind: flake.EventBlockReserve, Namespace: "orders", Count: 1000, Duration: time.Millisecond})
-	obs.Observe(flake.Event{Kind: flake.EventBlockReserve, Namespace: "orders", Duration: time.Second, Err: errors.New("refused")})
-	obs.Observe(flake.Event{Kind: flake.EventRefillWait, Namespace: "orders", Duration: time.Millisecond})
-	obs.Observe(flake.Event{Kind: flake.EventRefillWait, Namespace: "orders", Duration: time.Second, Err: context.DeadlineExceeded})
-	obs.Observe(flake.Event{Kind: flake.EventBlockEnd, Namespace: "orders"})
-	obs.Observe(flake.Event{Kind: flake.EventBlockEnd, Namespace: "orders", Count: 900})
-	obs.Observe(flake.Event{Kind: flake.EventBlockEnd, Namespace: "orders", Count: 100})
+	obs.ObserveLeaseClaim("orders", 4, 3*time.Second, nil)
+	obs.ObserveLeaseClaim("orders", -1, 0, errors.New("no free SID"))
+	obs.ObserveLeaseRenew("orders", 4, -250*time.Millisecond, 7, nil)
+	obs.ObserveLeaseRenew("orders", 4, 0, 0, errors.New("timeout"))
+	obs.ObserveLeaseLoss("orders", 4)
+	obs.ObserveGenerator("orders", flake.Event{Kind: flake.EventOverflow, SID: 4})
+	obs.ObserveGenerator("orders", flake.Event{Kind: 200}) // unknown: ignored
+	obs.ObserveBlockReserve(1000, time.Millisecond, nil)
+	obs.ObserveBlockReserve(0, time.Second, errors.New("refused"))
+	obs.ObserveRefillWait(time.Millisecond, nil)
+	obs.ObserveRefillWait(time.Second, context.DeadlineExceeded)
+	obs.ObserveBlockEnd(0)
+	obs.ObserveBlockEnd(900)
+	obs.ObserveBlockEnd(100)
 	obs.Observe(flake.Event{Kind: 200}) // unknown: ignored
 	got := collect(t, r)
 	at := func(kv ...attribute.KeyValue) attribute.Distinct {
@@ -202,22 +205,23 @@ func TestAttributes(t *testing.T) {
 		{"ulidflake.lease.clock_skew", at(ns), -0.25},
 		{"ulidflake.lease.sids_in_use", at(ns), 7},
 		{"ulidflake.lease.losses", at(ns), 1},
-		{"ulidflake.block.reservations", at(ns, ok), 1},
-		{"ulidflake.block.reservations", at(ns, failed), 1},
-		{"ulidflake.block.reserved_ids", at(ns), 1000},
-		{"ulidflake.block.reserve.duration", at(ns, ok), 1},
-		{"ulidflake.block.reserve.duration", at(ns, failed), 1},
-		{"ulidflake.block.ends", at(ns, otel.BlockEndKey.String("used_up")), 1},
-		{"ulidflake.block.ends", at(ns, otel.BlockEndKey.String("aged_out")), 2},
-		{"ulidflake.block.dropped_ids", at(ns), 1000},
-		{"ulidflake.block.refill_wait.duration", at(ns, ok), 1},
-		{"ulidflake.block.refill_wait.duration", at(ns, failed), 1},
+		{"ulidflake.generator.overflows", at(ns), 1},
+		{"ulidflake.block.reservations", at(ok), 1},
+		{"ulidflake.block.reservations", at(failed), 1},
+		{"ulidflake.block.reserved_ids", at(), 1000},
+		{"ulidflake.block.reserve.duration", at(ok), 1},
+		{"ulidflake.block.reserve.duration", at(failed), 1},
+		{"ulidflake.block.ends", at(otel.BlockEndKey.String("used_up")), 1},
+		{"ulidflake.block.ends", at(otel.BlockEndKey.String("aged_out")), 2},
+		{"ulidflake.block.dropped_ids", at(), 1000},
+		{"ulidflake.block.refill_wait.duration", at(ok), 1},
+		{"ulidflake.block.refill_wait.duration", at(failed), 1},
 	} {
 		if p, found := got[c.name][c.set]; !found || p.value != c.value {
 			t.Errorf("%s %v: %v (found %t), want %v", c.name, c.set, p.value, found, c.value)
 		}
 	}
-	if n := len(got); n != 12 {
-		t.Errorf("%d metrics, want the 12 above", n)
+	if n := len(got); n != 13 {
+		t.Errorf("%d metrics, want the 13 above", n)
 	}
 }

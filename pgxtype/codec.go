@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/internal/bigint"
 	"github.com/ulidflake/ulidflake/sqltype"
 )
 
@@ -39,8 +40,9 @@ func (c codec) PlanScan(m *pgtype.Map, oid uint32, format int16, target any) pgt
 }
 
 // The plans decode or encode the int8 and leave the verdict on zero, NULL
-// and negative values to flake.FromColumn and flake.ID.ColumnValue: a
-// type switch, a check and a byte swap, like pgx's own int64 plans.
+// and negative values to the rule of flake.ID's Scan and Value
+// (internal/bigint): a type switch, a check and a byte swap, like pgx's
+// own int64 plans.
 
 type encodeBinary struct{}
 
@@ -63,14 +65,14 @@ func (encodeText) Encode(value any, buf []byte) ([]byte, error) {
 }
 
 // argument returns the int64 that value, an ID, NullID or Bound, writes, or
-// null for NULL. A valid ID takes flake.ID.ColumnValue's fast path;
+// null for NULL. A valid ID takes the rule's fast path (bigint.Write);
 // NullID and Bound ask their own Value what they write when it refuses
 // (a not-valid or valid-but-zero NullID, a zero Bound).
 func argument(value any) (v int64, null bool, err error) {
 	var id flake.ID
 	switch x := value.(type) {
 	case flake.ID:
-		v, err = x.ColumnValue()
+		v, err = bigint.Write(int64(x))
 		return v, false, err
 	case sqltype.NullID:
 		id = x.ID
@@ -80,7 +82,7 @@ func argument(value any) (v int64, null bool, err error) {
 	case sqltype.Bound:
 		id = flake.ID(x)
 	}
-	if v, err := id.ColumnValue(); err == nil {
+	if v, err := bigint.Write(int64(id)); err == nil {
 		return v, false, nil
 	}
 	dv, err := value.(driver.Valuer).Value() // no allocation: nil, or 0
@@ -94,7 +96,7 @@ func argument(value any) (v int64, null bool, err error) {
 }
 
 // scanID and scanNullID set their target to what the column's value, or
-// NULL, reads as by the rule of flake.FromColumn. On error they leave
+// NULL, reads as by the rule of flake.ID.Scan (bigint.Read). On error they leave
 // the target unchanged.
 type scanID struct{ text bool }
 
@@ -103,11 +105,11 @@ func (p scanID) Scan(src []byte, target any) error {
 	if err != nil {
 		return err
 	}
-	id, _, err := flake.FromColumn(v, src == nil)
+	id, _, err := bigint.Read(v, src == nil)
 	if err != nil {
 		return err
 	}
-	*target.(*flake.ID) = id
+	*target.(*flake.ID) = flake.ID(id)
 	return nil
 }
 
@@ -118,11 +120,11 @@ func (p scanNullID) Scan(src []byte, target any) error {
 	if err != nil {
 		return err
 	}
-	id, valid, err := flake.FromColumn(v, src == nil)
+	id, valid, err := bigint.Read(v, src == nil)
 	if err != nil && src != nil { // NULL is what a NullID holds when not valid
 		return err
 	}
-	*target.(*sqltype.NullID) = sqltype.NullID{ID: id, Valid: valid}
+	*target.(*sqltype.NullID) = sqltype.NullID{ID: flake.ID(id), Valid: valid}
 	return nil
 }
 

@@ -352,7 +352,7 @@ func (l *Lease) renew(ctx context.Context) (bool, error) {
 	if err != nil {
 		err = l.wrap("heartbeat", err)
 		if !errors.Is(err, context.Canceled) { // not Close's
-			l.observe(flake.Event{Kind: flake.EventLeaseRenew, SID: sid, Err: err})
+			l.observeRenew(sid, 0, 0, err)
 		}
 		return false, err
 	}
@@ -360,7 +360,7 @@ func (l *Lease) renew(ctx context.Context) (bool, error) {
 	if !l.renewed(token, sent.Add(l.opts.validity), min(ceiling, flake.ID(minted)), ahead) {
 		return false, nil
 	}
-	l.observe(flake.Event{Kind: flake.EventLeaseRenew, SID: sid, Skew: ahead, Count: inUse})
+	l.observeRenew(sid, ahead, inUse, nil)
 	return true, nil
 }
 
@@ -453,7 +453,7 @@ func (l *Lease) heartbeat(ctx context.Context) bool {
 		l.mu.Unlock()
 		l.opts.log.Warn("sidlease: SID lost (taken, or the claim was lost in a failover); minting stopped, claiming a SID again",
 			"namespace", l.namespace, "sid", sid)
-		l.observe(flake.Event{Kind: flake.EventLeaseLoss, SID: sid})
+		l.observeLoss(sid)
 		return false
 	}
 	l.mu.Lock()

@@ -39,7 +39,7 @@ func ExampleAcquire() {
 	fmt.Println(id.SID() == lease.SID())
 
 	// The lease is a source for the GORM plugin too.
-	_ = gormplugin.New(gormplugin.WithGenerator(lease))
+	_ = gormplugin.NewPlugin(gormplugin.WithSource(lease))
 }
 
 func ExampleWithValidity() {

@@ -273,7 +273,7 @@ func (l *Lease) NewWait(ctx context.Context) (flake.ID, error) {
 	var since time.Time
 	id, err := l.newWait(ctx, &since)
 	if !since.IsZero() {
-		l.observe(flake.Event{Kind: flake.EventOverflowWait, SID: l.SID(), Duration: time.Since(since), Err: err})
+		l.observeGenerator(flake.Event{Kind: flake.EventOverflowWait, SID: l.SID(), Duration: time.Since(since), Err: err})
 	}
 	return id, err
 }

@@ -7,22 +7,69 @@ import (
 	"github.com/ulidflake/ulidflake/flake"
 )
 
-// inNamespace is the observer of WithObserver, which gives every event
-// the lease's namespace, its generator's too.
+// Observer receives a lease's events ([WithObserver]), each with the
+// lease's namespace, for metrics (docs/observability.md): its claims,
+// heartbeats and losses, and its generator's events. The OpenTelemetry
+// adapter, github.com/ulidflake/ulidflake/otel, is one, and also a
+// flake.Observer and a blocks.Observer: one value for every source. The
+// methods take only the standard library's types and package flake's, so
+// that an adapter implements them without importing this package (and
+// pgx).
+//
+// They are called synchronously, from the goroutine that met the event
+// (a heartbeat's, a caller's), possibly from many at once: they must be
+// safe for concurrent use, return quickly, and not call back into the
+// lease.
+type Observer interface {
+	// ObserveLeaseClaim: the lease claimed the SID sid and waited until
+	// it may mint, wait in all from the claim; or the claim failed (err
+	// says why, sid is -1). A claim cut short by its context (Close, or
+	// Acquire's caller) is not reported.
+	ObserveLeaseClaim(namespace string, sid int, wait time.Duration, err error)
+	// ObserveLeaseRenew: a heartbeat ran. skew: this instance's clock
+	// minus the server's; inUse: the namespace's SIDs in use (unexpired
+	// rows, this one included). When it failed, err says why (the lease
+	// may still hold the SID), and skew and inUse are 0.
+	ObserveLeaseRenew(namespace string, sid int, skew time.Duration, inUse int64, err error)
+	// ObserveLeaseLoss: the lease found that it no longer holds sid
+	// (taken over, or its claim lost in a failover); it stopped minting
+	// and claims a SID again.
+	ObserveLeaseLoss(namespace string, sid int)
+	// ObserveGenerator: an event of the lease's generator (see
+	// flake.EventKind), its SID the lease's; the lease's own NewWait
+	// reports its waits for a used-up millisecond as
+	// flake.EventOverflowWait.
+	ObserveGenerator(namespace string, e flake.Event)
+}
+
+// inNamespace is the observer of WithObserver, which is also its
+// generator's (a flake.Observer), with the lease's namespace.
 type inNamespace struct {
-	o         flake.Observer
+	Observer
 	namespace string
 }
 
-func (n inNamespace) Observe(e flake.Event) {
-	e.Namespace = n.namespace
-	n.o.Observe(e)
+func (n inNamespace) Observe(e flake.Event) { n.ObserveGenerator(n.namespace, e) }
+
+// observeGenerator reports an event of the lease's generator, if the lease
+// has an observer.
+func (l *Lease) observeGenerator(e flake.Event) {
+	if l.opts.obs != nil {
+		l.opts.obs.ObserveGenerator(l.namespace, e)
+	}
 }
 
-// observe reports an event of the lease, if it has an observer.
-func (l *Lease) observe(e flake.Event) {
+// observeRenew reports a heartbeat of sid, if the lease has an observer.
+func (l *Lease) observeRenew(sid int, skew time.Duration, inUse int64, err error) {
 	if l.opts.obs != nil {
-		l.opts.obs.Observe(e)
+		l.opts.obs.ObserveLeaseRenew(l.namespace, sid, skew, inUse, err)
+	}
+}
+
+// observeLoss reports the loss of sid, if the lease has an observer.
+func (l *Lease) observeLoss(sid int) {
+	if l.opts.obs != nil {
+		l.opts.obs.ObserveLeaseLoss(l.namespace, sid)
 	}
 }
 
@@ -37,7 +84,7 @@ func (l *Lease) take(ctx context.Context) error {
 		if err == nil {
 			sid = l.SID()
 		}
-		l.observe(flake.Event{Kind: flake.EventLeaseClaim, SID: sid, Duration: time.Since(start), Err: err})
+		l.opts.obs.ObserveLeaseClaim(l.namespace, sid, time.Since(start), err)
 	}
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -11,15 +12,18 @@ import (
 	"github.com/ulidflake/ulidflake/sidlease"
 )
 
-// lossLog is an Observer that logs lost leases; the OpenTelemetry adapter
-// (github.com/ulidflake/ulidflake/otel) turns every event into metrics.
+// lossLog is an Observer that logs lost leases and ignores the other
+// events; the OpenTelemetry adapter (github.com/ulidflake/ulidflake/otel)
+// turns every event into metrics.
 type lossLog struct{}
 
-func (lossLog) Observe(e flake.Event) {
-	if e.Kind == flake.EventLeaseLoss {
-		slog.Warn("SID lost", "namespace", e.Namespace, "sid", e.SID)
-	}
+func (lossLog) ObserveLeaseLoss(namespace string, sid int) {
+	slog.Warn("SID lost", "namespace", namespace, "sid", sid)
 }
+
+func (lossLog) ObserveLeaseClaim(string, int, time.Duration, error)        {}
+func (lossLog) ObserveLeaseRenew(string, int, time.Duration, int64, error) {}
+func (lossLog) ObserveGenerator(string, flake.Event)                       {}
 
 func ExampleWithObserver() {
 	if os.Getenv("DATABASE_URL") == "" {

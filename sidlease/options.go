@@ -88,7 +88,7 @@ type options struct {
 	schema   string // the lease table's
 	named    bool   // WithSchema named it: no check for an earlier release's table
 	log      *slog.Logger
-	obs      flake.Observer // nil: none
+	obs      Observer // nil: none
 }
 
 // WithValidity sets V (default 2s, [MinValidity] to [MaxValidity]): how
@@ -119,12 +119,12 @@ func WithSchema(name string) Option {
 // default it reports nothing.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
-// WithObserver sends the lease's events to o: claims (with the wait
+// WithObserver sends the lease's events to obs: claims (with the wait
 // before minting), heartbeats (with the skew between this clock and the
 // server's, and the namespace's SIDs in use), losses, and its generator's
-// events (flake.WithObserver), each with the namespace. By default it
-// reports nothing, and a heartbeat does not count the SIDs in use.
-func WithObserver(obs flake.Observer) Option { return func(o *options) { o.obs = obs } }
+// events, each with the namespace ([Observer]). By default it reports
+// nothing, and a heartbeat does not count the SIDs in use.
+func WithObserver(obs Observer) Option { return func(o *options) { o.obs = obs } }
 
 // newOptions applies opts and checks them and the namespace, in Go: no
 // statement runs before they pass. Errors quote at most maxQuoted bytes of
@@ -141,8 +141,7 @@ func newOptions(namespace string, opts []Option) (options, error) {
 		o.log = slog.New(slog.DiscardHandler)
 	}
 	if o.obs != nil {
-		o.obs = inNamespace{o.obs, namespace}
-		o.genOpts = append(slices.Clone(o.genOpts), flake.WithObserver(o.obs))
+		o.genOpts = append(slices.Clone(o.genOpts), flake.WithObserver(inNamespace{o.obs, namespace}))
 	}
 	if o.validity < MinValidity || o.validity > MaxValidity {
 		return o, optionError(nil, "WithValidity(%s): want %s to %s", o.validity, MinValidity, MaxValidity)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/internal/bigint"
 )
 
 // Bound is an ID used as a query bound, where the zero ID means "below
@@ -16,13 +17,13 @@ import (
 type Bound flake.ID
 
 // Value implements [driver.Valuer]: the int64, 0 for the zero ID. Any
-// other ID is written by the rule of flake.ID.ColumnValue, which returns
+// other ID is written as flake.ID.Value writes it, which returns
 // flake.ErrIntRange for a negative value.
 func (b Bound) Value() (driver.Value, error) {
 	if b == 0 {
 		return int64(0), nil // below every ID
 	}
-	v, err := flake.ID(b).ColumnValue()
+	v, err := bigint.Write(int64(b))
 	if err != nil {
 		return nil, err
 	}

@@ -17,10 +17,10 @@
 // the "from the start" cursor of keyset pagination (WHERE id > $1), pass
 // [Bound](cursor): it writes the zero ID as 0, which sorts below every ID.
 //
-// Every type reads zero, NULL and negative values by flake.FromColumn and
-// writes them by flake.ID.ColumnValue, the one rule of the module's scan
-// and encode paths.
+// Every type reads and writes zero, NULL and negative values as
+// flake.ID's Scan and Value do: one rule for every scan and encode path of
+// the module.
 //
-// This package imports only the standard library and flake; most programs
+// This package imports only the standard library and this module's flake; most programs
 // use its types through the root package github.com/ulidflake/ulidflake.
 package sqltype

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/internal/bigint"
 )
 
 // The not-valid NullID has no text and no binary form: it marshals to an
@@ -21,13 +22,13 @@ type NullID struct {
 }
 
 // Value implements [driver.Valuer]: nil when not valid, else the ID's
-// value by the rule of flake.ID.ColumnValue (so a valid zero ID is still
+// value as flake.ID.Value writes it (so a valid zero ID is still
 // flake.ErrZeroID).
 func (n NullID) Value() (driver.Value, error) {
 	if !n.Valid {
 		return nil, nil
 	}
-	v, err := n.ID.ColumnValue()
+	v, err := bigint.Write(int64(n.ID))
 	if errors.Is(err, flake.ErrZeroID) {
 		return nil, errValidZero
 	} else if err != nil {
@@ -40,7 +41,7 @@ func (n NullID) Value() (driver.Value, error) {
 // ID; errors.Is(errValidZero, flake.ErrZeroID) holds.
 var errValidZero = fmt.Errorf("sqltype: NullID{Valid: true} holds the zero ID (for NULL, leave Valid false): %w", flake.ErrZeroID)
 
-// Scan implements [sql.Scanner], by the rule of flake.FromColumn: NULL
+// Scan implements [sql.Scanner], by the rule of flake.ID.Scan: NULL
 // makes it not valid; so do a nil *ID, a NullID or *NullID that is not
 // valid, and a zero ID (a 0 in the column). Anything else is scanned as by
 // ID.Scan. On error it is left not valid.
@@ -66,10 +67,10 @@ func (n *NullID) Scan(src any) error {
 }
 
 // set sets n to what a column holding id, or NULL, reads as, by the rule
-// of flake.FromColumn. On error it leaves n not valid.
+// of flake.ID.Scan. On error it leaves n not valid.
 func (n *NullID) set(id flake.ID, null bool) error {
-	id, valid, err := flake.FromColumn(int64(id), null)
-	*n = NullID{ID: id, Valid: valid}
+	v, valid, err := bigint.Read(int64(id), null)
+	*n = NullID{ID: flake.ID(v), Valid: valid}
 	if null {
 		return nil // NULL is what a NullID holds when not valid
 	}

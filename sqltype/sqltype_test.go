@@ -270,7 +270,7 @@ func TestNullIDZeroIsNull(t *testing.T) {
 }
 
 // Every type reads and writes zero, NULL and negative values by the one
-// rule of flake.FromColumn and flake.ID.ColumnValue. A NullID, *NullID or
+// rule of flake.ID.Scan and Value (internal/bigint). A NullID, *NullID or
 // TextID holding a negative ID scanned as valid, and a negative TextID
 // wrote text that no parse reads back, before they called it.
 func TestNegativeOwnTypes(t *testing.T) {

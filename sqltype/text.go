@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/internal/bigint"
 )
 
 // TextID is an ID stored in its 13-character text form, for char(13) or
@@ -15,10 +16,10 @@ type TextID struct{ flake.ID }
 
 // Value implements [driver.Valuer]: the 13-character string (a string,
 // not bytes, so that SQLite stores text, which compares equal to the text
-// form). It refuses what flake.ID.ColumnValue refuses: the zero ID
+// form). It refuses what flake.ID.Value refuses: the zero ID
 // (flake.ErrZeroID) and a negative one (flake.ErrIntRange).
 func (t TextID) Value() (driver.Value, error) {
-	if _, err := t.ID.ColumnValue(); err != nil {
+	if _, err := bigint.Write(int64(t.ID)); err != nil {
 		return nil, err
 	}
 	return t.ID.String(), nil

@@ -84,7 +84,7 @@ func run(ctx context.Context, w io.Writer, url string) error {
 		return err
 	}
 	fmt.Fprintln(w, "database:", backend)
-	if err := db.Use(gormplugin.New()); err != nil { // fills every zero ID key on create
+	if err := db.Use(gormplugin.NewPlugin()); err != nil { // fills every zero ID key on create
 		return err
 	}
 	drop := func() error { return db.Migrator().DropTable(&Order{}, &Customer{}) }

@@ -210,7 +210,7 @@ func testFunctions(t *testing.T, f functions) {
 	if ids.Scalable.Int64()&31 != 7 || ids.ScalableWithSid.Int64()&31 != 3 {
 		t.Errorf("SIDs of %+v: want 7 (the install's) and 3 (the call's)", ids)
 	}
-	if g, err := f.generator(); err != nil || g != (dbpgx.GeneratorsRow{EpochMs: flake.DefaultEpochUnixMilli, Sid: 7}) {
+	if g, err := f.generator(); err != nil || g != (dbpgx.GeneratorsRow{EpochMs: flake.DefaultEpoch().UnixMilli(), Sid: 7}) {
 		t.Errorf("Generators = %+v, %v; want the default epoch and SID 7", g, err)
 	}
 	testBlock(t, f.block)

@@ -108,8 +108,8 @@ func TestMaxAgeBelowRoundTrip(t *testing.T) {
 		t.Parallel()
 		var reserved atomic.Int64
 		src, err := blocks.New(itest.StdDB(t, db), blocks.WithSize(blocks.MaxSize), blocks.WithMaxAge(time.Millisecond),
-			blocks.WithTimeout(time.Second), blocks.WithObserver(observerFunc(func(e flake.Event) {
-				if e.Kind == flake.EventBlockReserve {
+			blocks.WithTimeout(time.Second), blocks.WithObserver(observerFunc(func(e event) {
+				if e.Kind == eventReserve {
 					reserved.Add(1)
 				}
 			})))
@@ -134,8 +134,8 @@ func TestObserverCallsNew(t *testing.T) {
 		var once atomic.Bool
 		inner := make(chan error, 1)
 		src, err := blocks.New(itest.StdDB(t, db), blocks.WithSize(1), blocks.WithTimeout(2*time.Second),
-			blocks.WithObserver(observerFunc(func(e flake.Event) {
-				if e.Kind == flake.EventBlockReserve && once.CompareAndSwap(false, true) {
+			blocks.WithObserver(observerFunc(func(e event) {
+				if e.Kind == eventReserve && once.CompareAndSwap(false, true) {
 					_, err := src.New()
 					inner <- err
 				}
@@ -147,7 +147,3 @@ func TestObserverCallsNew(t *testing.T) {
 		require.NoError(t, src.Close())
 	})
 }
-
-type observerFunc func(flake.Event)
-
-func (f observerFunc) Observe(e flake.Event) { f(e) }

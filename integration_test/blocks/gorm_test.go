@@ -24,7 +24,7 @@ type blockOrder struct {
 	Total int
 }
 
-// TestGORM: the GORM plugin with a Source (gormplugin.WithGenerator)
+// TestGORM: the GORM plugin with a Source (gormplugin.WithSource)
 // fills keys from blocks: eight instances, each with its own Source and
 // pool, create rows one by one and in batches at once; every row is
 // written with its own key, and the keys keep the stated time order.
@@ -55,7 +55,7 @@ func TestGORM(t *testing.T) {
 				return err
 			}
 			defer src.Close()
-			if err := g.Use(gormplugin.New(gormplugin.WithGenerator(src))); err != nil {
+			if err := g.Use(gormplugin.NewPlugin(gormplugin.WithSource(src))); err != nil {
 				return err
 			}
 			g = g.WithContext(ctx)

@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ulidflake/ulidflake/blocks"
-	"github.com/ulidflake/ulidflake/flake"
 	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 )
@@ -42,8 +41,8 @@ func TestLowRate(t *testing.T) {
 			last = time.Now()
 		}
 		require.NoError(t, src.Close())
-		require.LessOrEqual(t, len(rec.of(flake.EventRefillWait)), 2+gaps, "refill waits at a low rate, after %d long pauses", gaps)
-		ends := rec.of(flake.EventBlockEnd)
+		require.LessOrEqual(t, len(rec.of(eventRefillWait)), 2+gaps, "refill waits at a low rate, after %d long pauses", gaps)
+		ends := rec.of(eventEnd)
 		require.GreaterOrEqual(t, len(ends), 5, "blocks aged out in 8 MaxAges")
 		for _, e := range ends {
 			require.Greater(t, e.Count, int64(900), "an aged-out block drops the IDs it did not hand out")

@@ -12,28 +12,66 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ulidflake/ulidflake/blocks"
-	"github.com/ulidflake/ulidflake/flake"
 	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 )
 
-// recorder is a flake.Observer that keeps every event.
-type recorder struct {
-	mu     sync.Mutex
-	events []flake.Event
+// event is one event of a blocks.Observer, as the tests read it.
+type event struct {
+	Kind     eventKind
+	Count    int64 // eventReserve: the IDs in the block; eventEnd: the IDs dropped
+	Duration time.Duration
+	Err      error
 }
 
-func (r *recorder) Observe(e flake.Event) {
+type eventKind int
+
+const (
+	eventReserve eventKind = iota + 1
+	eventRefillWait
+	eventEnd
+)
+
+// observerFunc is a blocks.Observer that passes each event to a function.
+type observerFunc func(event)
+
+func (f observerFunc) ObserveBlockReserve(ids int64, roundTrip time.Duration, err error) {
+	f(event{Kind: eventReserve, Count: ids, Duration: roundTrip, Err: err})
+}
+
+func (f observerFunc) ObserveRefillWait(wait time.Duration, err error) {
+	f(event{Kind: eventRefillWait, Duration: wait, Err: err})
+}
+
+func (f observerFunc) ObserveBlockEnd(dropped int64) { f(event{Kind: eventEnd, Count: dropped}) }
+
+// recorder is a blocks.Observer that keeps every event.
+type recorder struct {
+	mu     sync.Mutex
+	events []event
+}
+
+func (r *recorder) ObserveBlockReserve(ids int64, roundTrip time.Duration, err error) {
+	observerFunc(r.record).ObserveBlockReserve(ids, roundTrip, err)
+}
+
+func (r *recorder) ObserveRefillWait(wait time.Duration, err error) {
+	observerFunc(r.record).ObserveRefillWait(wait, err)
+}
+
+func (r *recorder) ObserveBlockEnd(dropped int64) { observerFunc(r.record).ObserveBlockEnd(dropped) }
+
+func (r *recorder) record(e event) {
 	r.mu.Lock()
 	r.events = append(r.events, e)
 	r.mu.Unlock()
 }
 
 // of returns the events of kind k, in order.
-func (r *recorder) of(k flake.EventKind) []flake.Event {
+func (r *recorder) of(k eventKind) []event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var es []flake.Event
+	var es []event
 	for _, e := range r.events {
 		if e.Kind == k {
 			es = append(es, e)
@@ -62,25 +100,24 @@ func TestObserver(t *testing.T) {
 			}
 		}
 		take(4)
-		require.Eventually(t, func() bool { return len(rec.of(flake.EventBlockReserve)) == 2 }, time.Minute, 5*time.Millisecond,
+		require.Eventually(t, func() bool { return len(rec.of(eventReserve)) == 2 }, time.Minute, 5*time.Millisecond,
 			"the block reserved ahead")
 		take(5)
-		reserves, waits := rec.of(flake.EventBlockReserve), rec.of(flake.EventRefillWait)
+		reserves, waits := rec.of(eventReserve), rec.of(eventRefillWait)
 		require.Len(t, reserves, 2)
 		for _, e := range reserves {
 			require.NoError(t, e.Err)
 			require.EqualValues(t, 8, e.Count)
 			require.Positive(t, e.Duration)
-			require.Equal(t, -1, e.SID)
 		}
 		require.Len(t, waits, 1, "only the first call waits")
-		ends := rec.of(flake.EventBlockEnd)
+		ends := rec.of(eventEnd)
 		require.Len(t, ends, 1, "the first block, used up")
 		require.Zero(t, ends[0].Count, "a used-up block drops no ID")
 		require.NoError(t, waits[0].Err)
 		require.Positive(t, waits[0].Duration)
 		require.NoError(t, src.Close())
-		require.Len(t, rec.of(flake.EventBlockReserve), 2, "Close reports no reservation")
+		require.Len(t, rec.of(eventReserve), 2, "Close reports no reservation")
 	})
 }
 
@@ -98,7 +135,7 @@ func TestObserverFailures(t *testing.T) {
 		_, err = src.New()
 		require.ErrorIs(t, err, blocks.ErrNotInstalled)
 		require.NoError(t, src.Close())
-		reserves, waits := rec.of(flake.EventBlockReserve), rec.of(flake.EventRefillWait)
+		reserves, waits := rec.of(eventReserve), rec.of(eventRefillWait)
 		require.Len(t, reserves, 1)
 		require.ErrorIs(t, reserves[0].Err, blocks.ErrNotInstalled)
 		require.Zero(t, reserves[0].Count)
@@ -118,7 +155,7 @@ func TestObserverFailures(t *testing.T) {
 		_, err = src.New()
 		require.ErrorIs(t, err, blocks.ErrUnavailable)
 		require.NoError(t, src.Close())
-		reserves, waits = rec.of(flake.EventBlockReserve), rec.of(flake.EventRefillWait)
+		reserves, waits = rec.of(eventReserve), rec.of(eventRefillWait)
 		require.NotEmpty(t, reserves)
 		for _, e := range reserves {
 			require.Error(t, e.Err)
@@ -141,8 +178,8 @@ func TestObserverCallsNewOnBlockEnd(t *testing.T) {
 		var src *blocks.Source
 		var once sync.Once
 		inner := make(chan error, 1)
-		src, err := blocks.New(itest.StdDB(t, db), blocks.WithSize(1), blocks.WithObserver(observerFunc(func(e flake.Event) {
-			if e.Kind == flake.EventBlockEnd {
+		src, err := blocks.New(itest.StdDB(t, db), blocks.WithSize(1), blocks.WithObserver(observerFunc(func(e event) {
+			if e.Kind == eventEnd {
 				once.Do(func() { _, err := src.New(); inner <- err })
 			}
 		})))

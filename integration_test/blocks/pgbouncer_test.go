@@ -52,7 +52,7 @@ func TestPgBouncerSimpleProtocol(t *testing.T) {
 		gsrc, err := blocks.New(gdb, blocks.WithSize(4))
 		require.NoError(t, err)
 		defer gsrc.Close()
-		require.NoError(t, g.Use(gormplugin.New(gormplugin.WithGenerator(gsrc))))
+		require.NoError(t, g.Use(gormplugin.NewPlugin(gormplugin.WithSource(gsrc))))
 		g = g.WithContext(ctx)
 		require.NoError(t, g.AutoMigrate(&blockOrder{}))
 		batch := make([]blockOrder, 50)

@@ -21,7 +21,7 @@ func BenchmarkGormCreate(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := db.Use(gormplugin.New()); err != nil {
+		if err := db.Use(gormplugin.NewPlugin()); err != nil {
 			b.Fatal(err)
 		}
 		if err := db.AutoMigrate(&Plain{}, &Serial{}); err != nil {

@@ -75,7 +75,7 @@ func gormRunFK(t *testing.T, fn func(t *testing.T, db *gorm.DB, fk bool)) {
 	open := func(t *testing.T, d gorm.Dialector, fk bool) *gorm.DB {
 		db, err := gorm.Open(d, &gorm.Config{Logger: logger.Discard, DisableForeignKeyConstraintWhenMigrating: !fk})
 		require.NoError(t, err)
-		require.NoError(t, db.Use(gormplugin.New()))
+		require.NoError(t, db.Use(gormplugin.NewPlugin()))
 		require.NoError(t, db.AutoMigrate(refModels...))
 		return db
 	}

@@ -89,7 +89,7 @@ func TestGormUpsertSchemaTables(t *testing.T) {
 		t.Parallel()
 		db, err := gorm.Open(postgres.Open(pdb.URL), &gorm.Config{Logger: logger.Discard})
 		require.NoError(t, err)
-		require.NoError(t, db.Use(gormplugin.New()))
+		require.NoError(t, db.Use(gormplugin.NewPlugin()))
 		for _, s := range []string{`shop`, `"Shop"`} {
 			require.NoError(t, db.Exec(`CREATE SCHEMA `+s).Error)
 			require.NoError(t, db.Exec(`CREATE TABLE `+s+`.accounts (id bigint PRIMARY KEY, email text UNIQUE NOT NULL)`).Error)

@@ -87,7 +87,7 @@ func gormRun(t *testing.T, plugin bool, fn func(t *testing.T, db *gorm.DB)) {
 		db, err := gorm.Open(d, &gorm.Config{Logger: logger.Discard})
 		require.NoError(t, err)
 		if plugin {
-			require.NoError(t, db.Use(gormplugin.New()))
+			require.NoError(t, db.Use(gormplugin.NewPlugin()))
 		}
 		require.NoError(t, db.AutoMigrate(gormModels...))
 		return db
@@ -246,7 +246,7 @@ func TestGormSchemaAndSQL(t *testing.T) {
 		t.Parallel()
 		db, err := gorm.Open(postgres.Open(pdb.URL), &gorm.Config{Logger: logger.Discard})
 		require.NoError(t, err)
-		require.NoError(t, db.Use(gormplugin.New()))
+		require.NoError(t, db.Use(gormplugin.NewPlugin()))
 		require.NoError(t, db.AutoMigrate(&Plain{}))
 		var dataType, isIdentity string
 		var def *string
@@ -282,7 +282,7 @@ func TestGormOverflowWaits(t *testing.T) {
 		require.NoError(t, err)
 		tx, err := gorm.Open(db.Dialector, &gorm.Config{Logger: logger.Discard})
 		require.NoError(t, err)
-		require.NoError(t, tx.Use(gormplugin.New(gormplugin.WithGenerator(g))))
+		require.NoError(t, tx.Use(gormplugin.NewPlugin(gormplugin.WithSource(g))))
 		rows := make([]Plain, 300)
 		require.NoError(t, tx.Create(&rows).Error)
 		seen := map[ulidflake.ID]bool{}
@@ -299,7 +299,7 @@ func TestGormOverflowWaits(t *testing.T) {
 		require.NoError(t, err)
 		tx2, err := gorm.Open(db.Dialector, &gorm.Config{Logger: logger.Discard})
 		require.NoError(t, err)
-		require.NoError(t, tx2.Use(gormplugin.New(gormplugin.WithGenerator(stuck))))
+		require.NoError(t, tx2.Use(gormplugin.NewPlugin(gormplugin.WithSource(stuck))))
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
 		many := make([]Plain, 5000)
@@ -371,7 +371,7 @@ func TestGormSQLiteKeysNotNull(t *testing.T) {
 	require.NoError(t, err)
 	sdb.SetMaxOpenConns(1)
 	t.Cleanup(func() { sdb.Close() })
-	require.NoError(t, db.Use(gormplugin.New()))
+	require.NoError(t, db.Use(gormplugin.NewPlugin()))
 	require.NoError(t, db.AutoMigrate(gormModels...))
 
 	keys := map[string][]string{"customers": {"id"}, "profiles": {"id"}, "orders": {"id"}, "tags": {"id"},
@@ -439,7 +439,7 @@ func TestGormAutoMigrateStable(t *testing.T) {
 		log := &sqlLog{Interface: logger.Discard}
 		db, err := gorm.Open(d, &gorm.Config{Logger: log})
 		require.NoError(t, err)
-		require.NoError(t, db.Use(gormplugin.New()))
+		require.NoError(t, db.Use(gormplugin.NewPlugin()))
 		require.NoError(t, db.AutoMigrate(&AllKinds{}))
 		log.take()
 		require.NoError(t, db.AutoMigrate(&AllKinds{}))

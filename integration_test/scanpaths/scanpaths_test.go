@@ -222,7 +222,7 @@ func stored(k kind, out *string) verdict {
 func gormPath(t *testing.T, db *pgtest.DB) path {
 	gdb, err := gorm.Open(postgres.Open(db.URL), &gorm.Config{Logger: logger.Discard})
 	require.NoError(t, err)
-	require.NoError(t, gdb.Use(gormplugin.New()))
+	require.NoError(t, gdb.Use(gormplugin.NewPlugin()))
 	return path{
 		name: "gorm",
 		read: func(k kind, in input) verdict { return k.gormRead(gdb, in) },

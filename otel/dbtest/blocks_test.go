@@ -27,7 +27,7 @@ func TestBlocks(t *testing.T) {
 		t.Parallel()
 		set := func(kv ...attribute.KeyValue) attribute.Distinct { s := attribute.NewSet(kv...); return s.Equivalent() }
 		reader := sdkmetric.NewManualReader()
-		obs, err := otel.New(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+		obs, err := otel.NewObserver(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -66,7 +66,7 @@ func TestLeaseLoss(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		reader := sdkmetric.NewManualReader()
-		obs, err := otel.New(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+		obs, err := otel.NewObserver(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
 		if err != nil {
 			t.Fatal(err)
 		}
