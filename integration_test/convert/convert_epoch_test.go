@@ -10,6 +10,7 @@ import (
 	"github.com/pressly/goose/v3"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ulidflake/ulidflake/bigserial"
 	"github.com/ulidflake/ulidflake/flake"
 	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
@@ -35,7 +36,7 @@ func TestConvertEpochFileReplays(t *testing.T) {
 		require.NoError(t, err)
 		_, err = src.Up(ctx)
 		require.NoError(t, err)
-		conv, err := migrations.ConvertKeys(ctx, sdb, []migrations.Key{{Table: "customers", Column: "id"}})
+		conv, err := bigserial.ConvertKeys(ctx, sdb, []bigserial.Key{{Table: "customers", Column: "id"}})
 		require.NoError(t, err)
 		epoch, err := flake.NewEpoch(time.Date(2022, 1, 1, 0, 0, 0, 0, time.UTC))
 		require.NoError(t, err)
