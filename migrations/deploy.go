@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ulidflake/ulidflake/flake"
-	"github.com/ulidflake/ulidflake/internal/pgsql"
+	"github.com/ulidflake/ulidflake/migrations/internal/pgsql"
 )
 
 // refuseAhead names the operation in an *AheadError.

@@ -8,7 +8,7 @@ import (
 	"strconv"
 
 	"github.com/ulidflake/ulidflake/flake"
-	"github.com/ulidflake/ulidflake/internal/pgsql"
+	"github.com/ulidflake/ulidflake/migrations/internal/pgsql"
 )
 
 // DefaultTable is the version table Migrate keeps.

@@ -16,8 +16,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ulidflake/ulidflake/bigserial"
 	"github.com/ulidflake/ulidflake/migrations"
+	"github.com/ulidflake/ulidflake/migrations/bigserial"
 )
 
 // convertFlags are the flags of convert.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ulidflake/ulidflake/bigserial"
+	"github.com/ulidflake/ulidflake/migrations/bigserial"
 )
 
 // A database that cannot be reached is a failure of the machine, not of

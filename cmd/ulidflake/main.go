@@ -36,8 +36,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ulidflake/ulidflake/bigserial"
 	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/migrations/bigserial"
 )
 
 const usage = `usage:

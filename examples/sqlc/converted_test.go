@@ -10,12 +10,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ulidflake/ulidflake"
-	"github.com/ulidflake/ulidflake/bigserial"
 	cpgx "github.com/ulidflake/ulidflake/examples/sqlc/converted/dbpgx"
 	cstd "github.com/ulidflake/ulidflake/examples/sqlc/converted/dbstd"
 	"github.com/ulidflake/ulidflake/examples/sqlc/idtype"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 	"github.com/ulidflake/ulidflake/migrations"
+	"github.com/ulidflake/ulidflake/migrations/bigserial"
 )
 
 // The converted recipe maps plain bigint columns: models and parameters

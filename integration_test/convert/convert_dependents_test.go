@@ -8,10 +8,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ulidflake/ulidflake/bigserial"
 	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 	"github.com/ulidflake/ulidflake/migrations"
+	"github.com/ulidflake/ulidflake/migrations/bigserial"
 )
 
 // dependentKinds are the objects PostgreSQL cannot carry across ALTER

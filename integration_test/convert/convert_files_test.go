@@ -17,9 +17,9 @@ import (
 	"github.com/pressly/goose/v3"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ulidflake/ulidflake/bigserial"
 	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
+	"github.com/ulidflake/ulidflake/migrations/bigserial"
 )
 
 // invoicing is the schema the files are made on and replayed on: bigserial

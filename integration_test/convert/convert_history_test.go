@@ -13,9 +13,9 @@ import (
 	"github.com/pressly/goose/v3"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ulidflake/ulidflake/bigserial"
 	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
+	"github.com/ulidflake/ulidflake/migrations/bigserial"
 )
 
 // -schema public, in a database whose migrations goose and golang-migrate

@@ -13,10 +13,10 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ulidflake/ulidflake/bigserial"
 	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 	"github.com/ulidflake/ulidflake/migrations"
+	"github.com/ulidflake/ulidflake/migrations/bigserial"
 )
 
 // hostileNames are identifiers an attacker who may create tables would

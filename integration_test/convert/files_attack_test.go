@@ -12,9 +12,9 @@ import (
 	_ "github.com/golang-migrate/migrate/v4/database/pgx/v5" // pgx5:// URLs
 	"github.com/stretchr/testify/require"
 
-	"github.com/ulidflake/ulidflake/bigserial"
 	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
+	"github.com/ulidflake/ulidflake/migrations/bigserial"
 )
 
 // A goose file holds names read from the catalog, not only the keys

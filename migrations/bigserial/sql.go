@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ulidflake/ulidflake/internal/pgsql"
+	"github.com/ulidflake/ulidflake/migrations/internal/pgsql"
 )
 
 // check refuses what the conversion cannot do as asked: a column that is

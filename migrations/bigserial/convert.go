@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/ulidflake/ulidflake/flake"
-	"github.com/ulidflake/ulidflake/internal/pgsql"
 	"github.com/ulidflake/ulidflake/migrations"
+	"github.com/ulidflake/ulidflake/migrations/internal/pgsql"
 )
 
 // Conversion is the SQL that moves serial, bigserial or identity columns

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/ulidflake/ulidflake/internal/pgsql"
 	"github.com/ulidflake/ulidflake/migrations"
+	"github.com/ulidflake/ulidflake/migrations/internal/pgsql"
 )
 
 // Key names a key column to convert: Table as PostgreSQL reads a table

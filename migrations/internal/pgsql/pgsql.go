@@ -1,7 +1,7 @@
-// Package pgsql holds the helpers that the installer (package migrations)
-// and the conversion (package bigserial) share to write SQL text and read
-// PostgreSQL's errors: quoting names and literals so that no setting
-// changes how they read, and the SQLSTATE of an error.
+// Package pgsql is the one home of the helpers with which the installer
+// (package migrations) and the conversion (package bigserial) write SQL
+// text and read PostgreSQL's errors: quoting names and literals so that
+// no setting changes how they read, and the SQLSTATE of an error.
 package pgsql
 
 import (

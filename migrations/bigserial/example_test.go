@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/ulidflake/ulidflake/bigserial"
 	"github.com/ulidflake/ulidflake/flake"
 	"github.com/ulidflake/ulidflake/migrations"
+	"github.com/ulidflake/ulidflake/migrations/bigserial"
 )
 
 func ExampleConvertSerial() {
@@ -111,6 +111,29 @@ func ExampleWithDefault() {
 		panic(err)
 	}
 	fmt.Print(conv.Up)
+}
+
+func ExampleWithDependents() {
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		return // needs a server with the tables
+	}
+	db, _ := sql.Open("pgx", url)
+	defer db.Close()
+	// The view invoice_totals reads invoices.id, which the conversion widens
+	// (ErrDependents without this option): drop it and create it again in
+	// the conversion's transaction, in the files too.
+	conv, err := bigserial.ConvertSerial(context.Background(), db, "invoices", "id",
+		bigserial.WithDependents("DROP VIEW invoice_totals;",
+			"CREATE VIEW invoice_totals AS SELECT id, customer_id, total FROM invoices;"))
+	if err != nil {
+		panic(err)
+	}
+	files, err := conv.Files("goose", "00002_ulid_flake_keys")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Print(files["00002_ulid_flake_keys.sql"])
 }
 
 func ExampleConversion_EpochFiles() {
