@@ -3,7 +3,8 @@
 # users do (GOWORK off):
 #  1. each package imports, from outside the standard library and this
 #     module, exactly the modules the README says it needs: flake, sqltype,
-#     migrations and blocks (database/sql only) and the root package none;
+#     migrations, migrations/bigserial and blocks (database/sql only),
+#     migrations/internal/pgsql and the root package none;
 #     pgxtype, sidlease and the CLI pgx; gormplugin GORM. Both ways: a
 #     package that starts needing a module, or stops needing one the README
 #     names, fails; so does a package this list misses.
@@ -59,6 +60,8 @@ list="
 /flake
 /sqltype
 /migrations
+/migrations/bigserial
+/migrations/internal/pgsql
 /blocks
 /pgxtype $pgx
 /sidlease $pgx

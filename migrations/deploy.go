@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/migrations/internal/pgsql"
 )
 
 // refuseAhead names the operation in an *AheadError.
@@ -95,7 +96,7 @@ func checkNode(ctx context.Context, tx execer, current int) error {
 		return fmt.Errorf("migrations: checking the generator state: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `SELECT `+schema+`.ulid_flake_check_node()`); err != nil {
-		switch code := sqlState(err); {
+		switch code := pgsql.SQLState(err); {
 		case meshStates[code]:
 			return fmt.Errorf("%w: %w", ErrMesh, err)
 		case code == "42501":

@@ -74,21 +74,6 @@ var (
 	ErrMesh = errors.New("migrations: the mesh refuses this node")
 )
 
-// Errors of [ConvertSerial] and [Conversion.Apply]. Each wraps ErrConvert.
-// A failure of the database or the connection wraps the driver's error
-// (errors.As reaches *pgconn.PgError) and not ErrConvert.
-var (
-	// ErrConvert: the column cannot be converted as asked.
-	ErrConvert = errors.New("migrations: cannot convert")
-	// ErrNoFunctions: ulid_flake_min is in no schema of the database; install
-	// the functions first ([Migrate]).
-	ErrNoFunctions = fmt.Errorf("%w: the ulid_flake functions are not installed in this database", ErrConvert)
-	// ErrDependents: objects that PostgreSQL cannot carry across the
-	// conversion depend on a column it widens, or on the sequence it drops;
-	// the error names each of them.
-	ErrDependents = fmt.Errorf("%w: objects depend on what the conversion changes", ErrConvert)
-)
-
 // AheadError names the database's version and the newest this build knows.
 type AheadError struct {
 	Database int    // the newest version the database records
@@ -105,13 +90,3 @@ func (e *AheadError) Error() string {
 }
 
 func (e *AheadError) Unwrap() error { return ErrAhead }
-
-// sqlState returns the SQLSTATE of the server's error that err wraps, or
-// "" when it wraps none.
-func sqlState(err error) string {
-	var state interface{ SQLState() string }
-	if errors.As(err, &state) {
-		return state.SQLState()
-	}
-	return ""
-}

@@ -116,21 +116,3 @@ func ExampleGooseFS() {
 	fmt.Println(names)
 	// Output: [001_ulid_flake.sql 002_ulid_flake_id.sql 003_ulid_flake_fixes.sql 004_ulid_flake_safe.sql 005_ulid_flake_at.sql 006_ulid_flake_prefix.sql 007_ulid_flake_epoch.sql 008_ulid_flake_owner.sql 009_ulid_flake_block.sql 010_ulid_flake_range.sql]
 }
-
-func ExampleConvertSerial() {
-	url := os.Getenv("DATABASE_URL")
-	if url == "" {
-		return // needs a server with the table
-	}
-	db, _ := sql.Open("pgx", url)
-	defer db.Close()
-	ctx := context.Background()
-	conv, err := migrations.ConvertSerial(ctx, db, "customers", "id")
-	if err != nil {
-		panic(err)
-	}
-	fmt.Print(conv.Up) // review it, then:
-	if err := conv.Apply(ctx, db, migrations.DirectionUp); err != nil {
-		panic(err)
-	}
-}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/migrations/internal/pgsql"
 )
 
 // DefaultTable is the version table Migrate keeps.
@@ -35,7 +36,7 @@ type options struct {
 // takes precedence over [WithDirection].
 func WithTarget(v int) Option { return func(o *options) { o.target, o.targetSet = v, true } }
 
-// WithDirection says which way Migrate goes, as [Conversion.Apply] takes
+// WithDirection says which way Migrate goes, as bigserial's Conversion.Apply takes
 // it. [DirectionUp], the default, applies every version this build knows.
 // [DirectionDown] reverts the newest version this build knows, if it is
 // applied, and nothing else: calling it again, or from several processes,
@@ -112,9 +113,9 @@ func migrate(ctx context.Context, db *sql.DB, all []Migration, opts ...Option) (
 	if o.epoch != nil && ((o.targetSet && o.target < versionFixedEpoch) || o.dir == DirectionDown) {
 		return nil, fmt.Errorf("%w: WithEpoch is kept from version 7 on, not by DirectionDown or a target below it", ErrEpoch)
 	}
-	table := quoteIdent(o.table)
+	table := pgsql.QuoteIdent(o.table)
 	if o.schema != "" {
-		table = quoteIdent(o.schema) + "." + table
+		table = pgsql.QuoteIdent(o.schema) + "." + table
 	}
 	if err := checkSchema(ctx, db, o.schema); err != nil {
 		return nil, err
@@ -144,7 +145,7 @@ func migrate(ctx context.Context, db *sql.DB, all []Migration, opts ...Option) (
 			}
 			fmt.Fprintf(o.dryRun, "-- version %d %s (%s)\nBEGIN;\nSELECT pg_catalog.pg_advisory_xact_lock(%d);\n", s.Version, m.Name, s.Direction, int64(lockKey))
 			if o.schema != "" {
-				fmt.Fprintf(o.dryRun, "SET LOCAL search_path TO %s;\n", quoteIdent(o.schema))
+				fmt.Fprintf(o.dryRun, "SET LOCAL search_path TO %s;\n", pgsql.QuoteIdent(o.schema))
 			}
 			if o.epoch != nil {
 				fmt.Fprintf(o.dryRun, "SET LOCAL ulid_flake.epoch_ms TO %d;\n", o.epoch.UnixMilli())
@@ -277,7 +278,7 @@ func step(ctx context.Context, db *sql.DB, o options, table string, all []Migrat
 // classify wraps the sentinel that a refusal of version's file stands for,
 // read from its SQLSTATE in the version's refusals ([versions]).
 func classify(version int, err error) error {
-	code := sqlState(err)
+	code := pgsql.SQLState(err)
 	if version < 1 || version > len(versions) || code == "" {
 		return err
 	}
@@ -347,18 +348,6 @@ func appliedVersions(ctx context.Context, q querier, table string) ([]int, error
 		v = append(v, n)
 	}
 	return v, rows.Err()
-}
-
-// quoteIdent quotes a PostgreSQL identifier.
-func quoteIdent(s string) string {
-	out := []byte{'"'}
-	for i := 0; i < len(s); i++ {
-		if s[i] == '"' {
-			out = append(out, '"')
-		}
-		out = append(out, s[i])
-	}
-	return string(append(out, '"'))
 }
 
 // checkSchema refuses a schema that search_path does not read as itself,

@@ -17,11 +17,13 @@ import (
 	"time"
 
 	"github.com/ulidflake/ulidflake/migrations"
+	"github.com/ulidflake/ulidflake/migrations/bigserial"
 )
 
 // convertFlags are the flags of convert.
 type convertFlags struct {
 	url, schema, column, tool, dir, name, version string
+	drop, create                                  string // files of SQL, for bigserial.WithDependents
 	tables                                        listFlag
 	apply, down                                   bool
 	lock                                          time.Duration
@@ -47,7 +49,9 @@ func parseConvert(args []string) (convertFlags, error) {
 	fs.StringVar(&f.tool, "tool", "", "write migration files for golang-migrate or goose (with -dir) instead of printing")
 	fs.StringVar(&f.dir, "dir", "", "the directory of the application's migrations, for -tool")
 	fs.StringVar(&f.name, "name", "ulid_flake_keys", "the name of the migration files, for -tool")
-	fs.StringVar(&f.version, "version", "", "the version of the migration files, for -tool (default: the next after the highest in -dir)")
+	fs.StringVar(&f.version, "version", "", "the version of the migration files, for -tool, padded as the tool numbers them (default: the next after the highest in -dir)")
+	fs.StringVar(&f.drop, "drop", "", "a file of SQL that drops the objects in the way, run in the conversion's transaction before it")
+	fs.StringVar(&f.create, "create", "", "a file of SQL that creates them again, run in the conversion's transaction after it")
 	if err := parseFlags(fs, args); err != nil {
 		return f, err
 	}
@@ -59,6 +63,12 @@ func parseConvert(args []string) (convertFlags, error) {
 	}
 	if (f.tool == "") != (f.dir == "") || (f.tool != "" && (f.apply || f.down)) {
 		return f, fmt.Errorf("%w: convert -tool and -dir go together, without -apply or -down (the files hold both sides)", errUsage)
+	}
+	if f.version != "" {
+		if !digits.MatchString(f.version) {
+			return f, fmt.Errorf("%w: convert -version %q: want a number, like 2", errUsage, f.version)
+		}
+		f.version = padVersion(f.version, f.tool)
 	}
 	return f, nil
 }
@@ -80,10 +90,11 @@ func cmdConvert(args []string, stdout io.Writer) error {
 	conv, skipped, err := convertKeys(ctx, db, f)
 	header := skippedHeader(skipped, "-- ")
 	_, _ = io.WriteString(convertStderr, skippedHeader(skipped, "ulidflake: convert: "))
-	if errors.Is(err, migrations.ErrNoFunctions) {
-		return fmt.Errorf("%w; install them first, for example: ulidflake migrations up | psql \"$DATABASE_URL\" -v ON_ERROR_STOP=1", migrations.ErrNoFunctions)
+	if errors.Is(err, migrations.ErrNotInstalled) {
+		return fmt.Errorf("%w: %w; install them first, for example: ulidflake migrations up | psql \"$DATABASE_URL\" -v ON_ERROR_STOP=1",
+			bigserial.ErrConvert, migrations.ErrNotInstalled)
 	}
-	if errors.Is(err, migrations.ErrDependents) && !f.apply && !f.down && f.tool == "" {
+	if errors.Is(err, bigserial.ErrDependents) && !f.apply && !f.down && f.tool == "" {
 		// The SQL is printed all the same: it runs between the statements
 		// that drop the dependent objects and create them again.
 		_, _ = io.WriteString(stdout, header+conv.Up)
@@ -111,21 +122,45 @@ var convertStderr io.Writer = os.Stderr
 
 // convertKeys reads the keys that -table and -schema name, and the tables
 // -schema skipped as migration history.
-func convertKeys(ctx context.Context, db *sql.DB, f convertFlags) (migrations.Conversion, []migrations.Skipped, error) {
-	var keys []migrations.Key
+func convertKeys(ctx context.Context, db *sql.DB, f convertFlags) (bigserial.Conversion, []bigserial.Skipped, error) {
+	var keys []bigserial.Key
 	for _, t := range f.tables {
-		keys = append(keys, migrations.Key{Table: t, Column: f.column})
+		keys = append(keys, bigserial.Key{Table: t, Column: f.column})
 	}
-	var skipped []migrations.Skipped
+	var skipped []bigserial.Skipped
 	if f.schema != "" {
-		more, s, err := migrations.SchemaKeys(ctx, db, f.schema)
+		more, s, err := bigserial.SchemaKeys(ctx, db, f.schema)
 		if err != nil {
-			return migrations.Conversion{}, s, err
+			return bigserial.Conversion{}, s, err
 		}
 		keys, skipped = append(keys, more...), s
 	}
-	conv, err := migrations.ConvertKeys(ctx, db, keys, migrations.WithLockTimeout(f.lock))
+	opts := []bigserial.ConvertOption{bigserial.WithLockTimeout(f.lock)}
+	if f.drop != "" || f.create != "" {
+		drop, err := readSQL(f.drop)
+		if err != nil {
+			return bigserial.Conversion{}, skipped, err
+		}
+		create, err := readSQL(f.create)
+		if err != nil {
+			return bigserial.Conversion{}, skipped, err
+		}
+		opts = append(opts, bigserial.WithDependents(drop, create))
+	}
+	conv, err := bigserial.ConvertKeys(ctx, db, keys, opts...)
 	return conv, skipped, err
+}
+
+// readSQL reads a file of -drop or -create; no file is no SQL.
+func readSQL(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", errUsage, err)
+	}
+	return string(b), nil
 }
 
 // commentSafe keeps a name on its comment line, and out of goose's
@@ -133,7 +168,7 @@ func convertKeys(ctx context.Context, db *sql.DB, f convertFlags) (migrations.Co
 var commentSafe = strings.NewReplacer("\r", `\r`, "\n", `\n`, "+goose", "(+)goose")
 
 // skippedHeader writes the skipped tables one a line, after prefix.
-func skippedHeader(skipped []migrations.Skipped, prefix string) string {
+func skippedHeader(skipped []bigserial.Skipped, prefix string) string {
 	var b strings.Builder
 	for _, s := range skipped {
 		fmt.Fprintf(&b, "%sskipped %s: %s, left alone\n", prefix, commentSafe.Replace(s.Table), s.Why)
@@ -142,7 +177,7 @@ func skippedHeader(skipped []migrations.Skipped, prefix string) string {
 }
 
 // applyConversion runs one side and says what it did.
-func applyConversion(ctx context.Context, db *sql.DB, conv migrations.Conversion, down bool, stdout io.Writer) error {
+func applyConversion(ctx context.Context, db *sql.DB, conv bigserial.Conversion, down bool, stdout io.Writer) error {
 	dir, done := migrations.DirectionUp, "converted"
 	if down {
 		dir, done = migrations.DirectionDown, "converted back to sequences"
@@ -158,7 +193,7 @@ func applyConversion(ctx context.Context, db *sql.DB, conv migrations.Conversion
 
 // writeConversion writes the migration files into f.dir, each beginning
 // with header, refusing to overwrite any file.
-func writeConversion(conv migrations.Conversion, header string, f convertFlags, stdout io.Writer) error {
+func writeConversion(conv bigserial.Conversion, header string, f convertFlags, stdout io.Writer) error {
 	version := f.version
 	if version == "" {
 		next, err := nextVersion(f.dir, f.tool)
@@ -195,6 +230,27 @@ func writeConversion(conv migrations.Conversion, header string, f convertFlags, 
 // versioned matches a migration file's leading version.
 var versioned = regexp.MustCompile(`^([0-9]+)_.*\.sql$`)
 
+// digits matches a -version.
+var digits = regexp.MustCompile(`^[0-9]+$`)
+
+// toolWidth is the number of digits each tool's own command gives a
+// version: goose create -s ("%05v"), migrate create -seq (-digits 6).
+func toolWidth(tool string) int {
+	if tool == "goose" {
+		return 5
+	}
+	return 6
+}
+
+// padVersion pads a -version with zeros to tool's width, as the tool's own
+// command numbers its files: 2 is 00002 for goose, 000002 for golang-migrate.
+func padVersion(v, tool string) string {
+	if len(v) >= toolWidth(tool) {
+		return v
+	}
+	return strings.Repeat("0", toolWidth(tool)-len(v)) + v
+}
+
 // nextVersion returns the version after the highest of the migration
 // files in dir, with as many digits; in an empty or missing directory,
 // 1 as each tool's own command numbers it (000001 for golang-migrate,
@@ -204,10 +260,7 @@ func nextVersion(dir, tool string) (string, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", err
 	}
-	width, high := 6, uint64(0)
-	if tool == "goose" {
-		width = 5
-	}
+	width, high := toolWidth(tool), uint64(0)
 	for _, e := range entries {
 		m := versioned.FindStringSubmatch(e.Name())
 		if m == nil {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ulidflake/ulidflake/migrations"
+	"github.com/ulidflake/ulidflake/migrations/bigserial"
 )
 
 // A database that cannot be reached is a failure of the machine, not of
@@ -70,7 +70,7 @@ func TestNextVersion(t *testing.T) {
 // The tables -schema skipped are one comment line each, whatever their
 // names: a line break or goose's "+goose" stays inside the comment.
 func TestSkippedHeader(t *testing.T) {
-	got := skippedHeader([]migrations.Skipped{
+	got := skippedHeader([]bigserial.Skipped{
 		{Table: `"public"."goose_db_version"`, Why: "goose's version table"},
 		{Table: "\"public\".\"odd\n+goose Down\"", Why: "goose's version table"},
 	}, "-- ")
@@ -81,5 +81,38 @@ func TestSkippedHeader(t *testing.T) {
 	}
 	if skippedHeader(nil, "-- ") != "" {
 		t.Error("no table skipped: no line")
+	}
+}
+
+// -version is padded as each tool's own command numbers its files: goose
+// create -s writes 00002, migrate create -seq 000002; a longer one stays.
+func TestConvertVersionPadded(t *testing.T) {
+	for _, tc := range []struct{ tool, version, want string }{
+		{"goose", "2", "00002"},
+		{"golang-migrate", "2", "000002"},
+		{"goose", "0002", "00002"},
+		{"goose", "123456", "123456"},
+		{"golang-migrate", "20260101120000", "20260101120000"},
+	} {
+		f, err := parseConvert([]string{"-database-url", "postgres://x@127.0.0.1:1/x", "-table", "t",
+			"-tool", tc.tool, "-dir", "d", "-version", tc.version})
+		if err != nil || f.version != tc.want {
+			t.Errorf("%s -version %s: %q, %v; want %q", tc.tool, tc.version, f.version, err, tc.want)
+		}
+	}
+	code, _, errOut := runCLI("", "convert", "-database-url", "postgres://x@127.0.0.1:1/x", "-table", "t",
+		"-tool", "goose", "-dir", "d", "-version", "2a")
+	if code != 2 || !strings.Contains(errOut, "want a number") {
+		t.Errorf("-version 2a: exit %d: %s", code, errOut)
+	}
+}
+
+// A -drop or -create file that cannot be read is bad input: exit status 2,
+// before the database is reached.
+func TestConvertMissingDropFileExitsTwo(t *testing.T) {
+	code, _, errOut := runCLI("", "convert", "-database-url", "postgres://x@127.0.0.1:1/x?connect_timeout=5", "-table", "t",
+		"-drop", filepath.Join(t.TempDir(), "missing.sql"))
+	if code != 2 || !strings.Contains(errOut, "missing.sql") {
+		t.Errorf("exit %d: %s", code, errOut)
 	}
 }

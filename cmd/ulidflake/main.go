@@ -9,6 +9,7 @@
 //	ulidflake migrations write -tool golang-migrate|goose -dir DIR
 //	ulidflake convert -table T... [-schema S] [-column id] [-database-url URL] [-apply] [-down] [-lock-timeout 5s]
 //	ulidflake convert ... [-tool golang-migrate|goose -dir DIR] [-name N] [-version V]
+//	ulidflake convert ... [-drop FILE] [-create FILE]
 //
 // inspect accepts the 13-character Base32 form, a prefixed ID
 // (cus_00EZJCRCB4650, whose prefix it prints) or the decimal integer; an
@@ -36,7 +37,7 @@ import (
 	"time"
 
 	"github.com/ulidflake/ulidflake/flake"
-	"github.com/ulidflake/ulidflake/migrations"
+	"github.com/ulidflake/ulidflake/migrations/bigserial"
 )
 
 const usage = `usage:
@@ -51,6 +52,9 @@ const usage = `usage:
                                                  transaction; -table again for more)
   ulidflake convert ... [-tool golang-migrate|goose -dir DIR] [-name N] [-version V]
                                                  (writes both ways as migration files instead)
+  ulidflake convert ... [-drop FILE] [-create FILE]
+                                                 (SQL that drops the objects in the way and creates them
+                                                 again, run in the conversion's transaction)
 `
 
 // errUsage marks errors in how the command was called: exit status 2.
@@ -119,7 +123,7 @@ func userMessage(err error) string {
 // failure of the machine.
 func isInputError(err error) bool {
 	for _, e := range []error{flake.ErrLength, flake.ErrCharacter, flake.ErrOverflow, flake.ErrIntRange,
-		flake.ErrEpochRange, flake.ErrTimeRange, flake.ErrOption, migrations.ErrConvert} {
+		flake.ErrEpochRange, flake.ErrTimeRange, flake.ErrOption, bigserial.ErrConvert} {
 		if errors.Is(err, e) {
 			return true
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/ulidflake/ulidflake/examples/sqlc/idtype"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 	"github.com/ulidflake/ulidflake/migrations"
+	"github.com/ulidflake/ulidflake/migrations/bigserial"
 )
 
 // The converted recipe maps plain bigint columns: models and parameters
@@ -28,7 +29,7 @@ var (
 
 // convertedDB creates converted/schema.sql's tables with bigserial keys,
 // writes two customers and two invoices with a line each under the old
-// keys, and converts the three keys with migrations.ConvertSerial, as
+// keys, and converts the three keys with bigserial.ConvertSerial, as
 // `ulidflake convert` does, the view in place.
 func convertedDB(t *testing.T, db *pgtest.DB) {
 	t.Helper()
@@ -45,7 +46,7 @@ func convertedDB(t *testing.T, db *pgtest.DB) {
 	}
 	defer sdb.Close()
 	for _, table := range []string{"customers", "invoices", "invoice_lines"} {
-		c, err := migrations.ConvertSerial(ctx, sdb, table, "id")
+		c, err := bigserial.ConvertSerial(ctx, sdb, table, "id")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +142,7 @@ func convertedStd(q *cstd.Queries) converted {
 }
 
 // TestConverted runs the converted recipe on a schema that
-// migrations.ConvertSerial moved from bigserial, with a view over its
+// bigserial.ConvertSerial moved off bigserial, with a view over its
 // keys: prefixed keys and references on plain bigint columns, a nullable
 // reference as a pointer, lists, the view, the server's decoding of the
 // prefixed text, and keyset pagination from a nil cursor over old and new

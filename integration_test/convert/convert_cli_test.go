@@ -10,6 +10,7 @@ import (
 	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 	"github.com/ulidflake/ulidflake/migrations"
+	"github.com/ulidflake/ulidflake/migrations/bigserial"
 )
 
 // convert before the functions are installed tells a CLI user how to
@@ -29,9 +30,9 @@ func TestConvertCLIMessages(t *testing.T) {
 		_, err = sdb.Exec(`CREATE TABLE k (id serial PRIMARY KEY); CREATE VIEW v AS SELECT id FROM k`)
 		require.NoError(t, err)
 
-		_, err = migrations.ConvertSerial(ctx, sdb, "k", "id")
-		require.ErrorIs(t, err, migrations.ErrNoFunctions)
-		require.ErrorIs(t, err, migrations.ErrConvert)
+		_, err = bigserial.ConvertSerial(ctx, sdb, "k", "id")
+		require.ErrorIs(t, err, migrations.ErrNotInstalled)
+		require.ErrorIs(t, err, bigserial.ErrConvert)
 		require.ErrorContains(t, err, "migrations.Migrate")
 		code, _, stderr := itest.RunBin(t, bin, "convert", "-database-url", db.URL, "-table", "k")
 		require.Equal(t, 2, code, stderr)
@@ -51,21 +52,21 @@ func TestConvertCLIMessages(t *testing.T) {
 
 		// Errors of the server and of the context are reachable.
 		var pgErr *pgconn.PgError
-		_, err = migrations.ConvertSerial(ctx, sdb, "a.b.c.d", "id")
+		_, err = bigserial.ConvertSerial(ctx, sdb, "a.b.c.d", "id")
 		require.ErrorAs(t, err, &pgErr)
-		require.ErrorIs(t, err, migrations.ErrConvert, "a name PostgreSQL cannot read is bad input")
+		require.ErrorIs(t, err, bigserial.ErrConvert, "a name PostgreSQL cannot read is bad input")
 		_, err = sdb.Exec(`DROP VIEW v`)
 		require.NoError(t, err)
-		conv, err := migrations.ConvertSerial(ctx, sdb, "k", "id")
+		conv, err := bigserial.ConvertSerial(ctx, sdb, "k", "id")
 		require.NoError(t, err)
 		err = conv.Apply(ctx, sdb, migrations.DirectionDown)
 		require.ErrorAs(t, err, &pgErr)
 		require.Equal(t, "55000", pgErr.Code)
-		require.ErrorIs(t, conv.Apply(ctx, sdb, "sideways"), migrations.ErrConvert)
+		require.ErrorIs(t, conv.Apply(ctx, sdb, "sideways"), bigserial.ErrConvert)
 		canceled, cancel := context.WithCancel(ctx)
 		cancel()
-		_, err = migrations.ConvertSerial(canceled, sdb, "k", "id")
+		_, err = bigserial.ConvertSerial(canceled, sdb, "k", "id")
 		require.ErrorIs(t, err, context.Canceled)
-		require.NotErrorIs(t, err, migrations.ErrConvert, "a canceled context is no bad input")
+		require.NotErrorIs(t, err, bigserial.ErrConvert, "a canceled context is no bad input")
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 	"github.com/ulidflake/ulidflake/migrations"
+	"github.com/ulidflake/ulidflake/migrations/bigserial"
 )
 
 // dependentKinds are the objects PostgreSQL cannot carry across ALTER
@@ -55,19 +56,19 @@ func TestConvertDependents(t *testing.T) {
 					_, err = sdb.Exec(fmt.Sprintf(d.create, table, col, s))
 					require.NoError(t, err, label)
 
-					conv, err := migrations.ConvertSerial(ctx, sdb, s+".k", "id")
+					conv, err := bigserial.ConvertSerial(ctx, sdb, s+".k", "id")
 					if keyType == "bigserial" {
 						require.NoError(t, err, label)
 						require.NoError(t, conv.Apply(ctx, sdb, migrations.DirectionUp), label)
 						require.Contains(t, columnDefault(t, sdb, s+".k", "id"), "ulid_flake()", label)
 						continue
 					}
-					require.ErrorIs(t, err, migrations.ErrDependents, label)
-					require.ErrorIs(t, err, migrations.ErrConvert, label)
+					require.ErrorIs(t, err, bigserial.ErrDependents, label)
+					require.ErrorIs(t, err, bigserial.ErrConvert, label)
 					require.ErrorContains(t, err, fmt.Sprintf(d.named, table, col, s), label)
 					require.ErrorContains(t, err, "drop them", label)
 					require.NotEmpty(t, conv.Up, label)
-					require.ErrorIs(t, conv.Apply(ctx, sdb, migrations.DirectionUp), migrations.ErrDependents, label)
+					require.ErrorIs(t, conv.Apply(ctx, sdb, migrations.DirectionUp), bigserial.ErrDependents, label)
 					require.Contains(t, columnDefault(t, sdb, s+".k", "id"), "nextval(", "%s: the table changed", label)
 				}
 			}
@@ -94,8 +95,8 @@ func TestConvertDependentsWayThrough(t *testing.T) {
 			CREATE VIEW public.vr AS SELECT kid FROM public.r;
 			INSERT INTO k (v) VALUES (1), (2)`)
 		require.NoError(t, err)
-		conv, err := migrations.ConvertSerial(ctx, sdb, "k", "id")
-		require.ErrorIs(t, err, migrations.ErrDependents)
+		conv, err := bigserial.ConvertSerial(ctx, sdb, "k", "id")
+		require.ErrorIs(t, err, bigserial.ErrDependents)
 		require.ErrorContains(t, err, `view public.v (on "public"."k"."id", which must become bigint)`)
 		require.ErrorContains(t, err, `view public.vr (on "public"."r"."kid", which must become bigint)`)
 		require.Len(t, conv.Dependents, 2)
@@ -116,8 +117,8 @@ func TestConvertDependentsWayThrough(t *testing.T) {
 		// A bigserial's sequence used by a view: the conversion drops it.
 		_, err = sdb.Exec(`CREATE TABLE b (id bigserial PRIMARY KEY); CREATE VIEW public.peek AS SELECT nextval('b_id_seq')`)
 		require.NoError(t, err)
-		_, err = migrations.ConvertSerial(ctx, sdb, "b", "id")
-		require.ErrorIs(t, err, migrations.ErrDependents)
+		_, err = bigserial.ConvertSerial(ctx, sdb, "b", "id")
+		require.ErrorIs(t, err, bigserial.ErrDependents)
 		require.ErrorContains(t, err, `view public.peek (uses the sequence "public"."b_id_seq")`)
 	})
 }

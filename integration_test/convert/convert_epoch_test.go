@@ -14,6 +14,7 @@ import (
 	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 	"github.com/ulidflake/ulidflake/migrations"
+	"github.com/ulidflake/ulidflake/migrations/bigserial"
 )
 
 // EpochFiles writes the epoch into the application's history, before the
@@ -35,7 +36,7 @@ func TestConvertEpochFileReplays(t *testing.T) {
 		require.NoError(t, err)
 		_, err = src.Up(ctx)
 		require.NoError(t, err)
-		conv, err := migrations.ConvertKeys(ctx, sdb, []migrations.Key{{Table: "customers", Column: "id"}})
+		conv, err := bigserial.ConvertKeys(ctx, sdb, []bigserial.Key{{Table: "customers", Column: "id"}})
 		require.NoError(t, err)
 		epoch, err := flake.NewEpoch(time.Date(2022, 1, 1, 0, 0, 0, 0, time.UTC))
 		require.NoError(t, err)

@@ -19,7 +19,7 @@ import (
 
 	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
-	"github.com/ulidflake/ulidflake/migrations"
+	"github.com/ulidflake/ulidflake/migrations/bigserial"
 )
 
 // invoicing is the schema the files are made on and replayed on: bigserial
@@ -78,11 +78,11 @@ func TestConvertFilesReplay(t *testing.T) {
 		sdb := itest.StdDB(t, db)
 		_, err := sdb.Exec(invoicing)
 		require.NoError(t, err)
-		keys, _, err := migrations.SchemaKeys(ctx, sdb, "billing")
+		keys, _, err := bigserial.SchemaKeys(ctx, sdb, "billing")
 		require.NoError(t, err)
 		require.Len(t, keys, 3)
 		// In the CLI's order: -table first, then -schema's.
-		conv, err := migrations.ConvertKeys(ctx, sdb, append([]migrations.Key{{Table: "notes", Column: "id"}}, keys...))
+		conv, err := bigserial.ConvertKeys(ctx, sdb, append([]bigserial.Key{{Table: "notes", Column: "id"}}, keys...))
 		require.NoError(t, err)
 		require.NotRegexp(t, `(oid|relid|attnum|adnum) = [0-9]|[0-9]::oid`, conv.Up+conv.Down, "no OID or column number in the SQL")
 
@@ -137,7 +137,7 @@ func TestConvertFilesReplay(t *testing.T) {
 }
 
 // writeFiles writes conv's files for tool into dir as version 2.
-func writeFiles(t *testing.T, conv migrations.Conversion, tool, dir string) {
+func writeFiles(t *testing.T, conv bigserial.Conversion, tool, dir string) {
 	t.Helper()
 	files, err := conv.Files(tool, "000002_ulid_flake_keys")
 	require.NoError(t, err)
@@ -214,7 +214,7 @@ func TestConvertFilesShape(t *testing.T) {
 		_, err := sdb.Exec(`CREATE TABLE k (id serial PRIMARY KEY); CREATE TABLE "new
 line" (id serial PRIMARY KEY)`)
 		require.NoError(t, err)
-		conv, err := migrations.ConvertSerial(ctx, sdb, "k", "id")
+		conv, err := bigserial.ConvertSerial(ctx, sdb, "k", "id")
 		require.NoError(t, err)
 		var oid, owner string
 		require.NoError(t, sdb.QueryRow(`SELECT 'k'::regclass::oid::text, pg_get_userbyid(relowner) FROM pg_class WHERE oid = 'k'::regclass`).Scan(&oid, &owner))
@@ -229,21 +229,21 @@ line" (id serial PRIMARY KEY)`)
 		require.NotContains(t, text, "BEGIN;", "goose runs the file in its own transaction")
 
 		_, err = conv.Files("flyway", "00002_keys")
-		require.ErrorIs(t, err, migrations.ErrConvert)
+		require.ErrorIs(t, err, bigserial.ErrConvert)
 		_, err = conv.Files("goose", "keys")
-		require.ErrorIs(t, err, migrations.ErrConvert)
-		odd, err := migrations.ConvertSerial(ctx, sdb, `"new
+		require.ErrorIs(t, err, bigserial.ErrConvert)
+		odd, err := bigserial.ConvertSerial(ctx, sdb, `"new
 line"`, "id")
 		require.NoError(t, err)
 		_, err = odd.Files("goose", "00003_keys")
-		require.ErrorIs(t, err, migrations.ErrConvert)
+		require.ErrorIs(t, err, bigserial.ErrConvert)
 		_, err = odd.Files("golang-migrate", "00003_keys")
 		require.NoError(t, err)
 
-		_, err = migrations.ConvertKeys(ctx, sdb, []migrations.Key{{Table: "k", Column: "id"}, {Table: "public.k", Column: "id"}})
-		require.ErrorIs(t, err, migrations.ErrConvert, "the same key twice")
-		_, _, err = migrations.SchemaKeys(ctx, sdb, "nowhere")
-		require.ErrorIs(t, err, migrations.ErrConvert)
+		_, err = bigserial.ConvertKeys(ctx, sdb, []bigserial.Key{{Table: "k", Column: "id"}, {Table: "public.k", Column: "id"}})
+		require.ErrorIs(t, err, bigserial.ErrConvert, "the same key twice")
+		_, _, err = bigserial.SchemaKeys(ctx, sdb, "nowhere")
+		require.ErrorIs(t, err, bigserial.ErrConvert)
 	})
 }
 

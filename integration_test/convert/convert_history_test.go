@@ -15,7 +15,7 @@ import (
 
 	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
-	"github.com/ulidflake/ulidflake/migrations"
+	"github.com/ulidflake/ulidflake/migrations/bigserial"
 )
 
 // -schema public, in a database whose migrations goose and golang-migrate
@@ -68,10 +68,10 @@ func TestConvertSkipsMigrationHistory(t *testing.T) {
 			"legacy_versions", "atlas_schema_revisions", "deploys"}
 		before := catalogOf(t, sdb, history)
 
-		keys, skipped, err := migrations.SchemaKeys(ctx, sdb, "public")
+		keys, skipped, err := bigserial.SchemaKeys(ctx, sdb, "public")
 		require.NoError(t, err)
-		require.Equal(t, []migrations.Key{{Table: `"public"."customers"`, Column: "id"}}, keys)
-		require.Equal(t, []migrations.Skipped{
+		require.Equal(t, []bigserial.Key{{Table: `"public"."customers"`, Column: "id"}}, keys)
+		require.Equal(t, []bigserial.Skipped{
 			{Table: `"public"."app_versions"`, Why: "goose's version table"},
 			{Table: `"public"."atlas_schema_revisions"`, Why: "Atlas's revisions table"},
 			{Table: `"public"."deploys"`, Why: "Atlas's revisions table"},

@@ -11,6 +11,7 @@ import (
 	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 	"github.com/ulidflake/ulidflake/migrations"
+	"github.com/ulidflake/ulidflake/migrations/bigserial"
 )
 
 // TestConvertIgnoresPlantedFunctions: the functions are installed in a
@@ -41,7 +42,7 @@ func TestConvertIgnoresPlantedFunctions(t *testing.T) {
 				CREATE FUNCTION `+where+`.ulid_flake() RETURNS bigint `+escalate)
 			require.NoError(t, err)
 
-			c, err := migrations.ConvertSerial(ctx, sdb, "customers", "id")
+			c, err := bigserial.ConvertSerial(ctx, sdb, "customers", "id")
 			require.NoError(t, err)
 			require.Contains(t, c.Up, `"ids".ulid_flake()`)
 			require.NotContains(t, strings.ToLower(c.Up), `"pg_temp_`)

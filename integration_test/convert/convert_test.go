@@ -16,6 +16,7 @@ import (
 	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 	"github.com/ulidflake/ulidflake/migrations"
+	"github.com/ulidflake/ulidflake/migrations/bigserial"
 )
 
 // hostileNames are identifiers an attacker who may create tables would
@@ -201,7 +202,7 @@ func convertHostileNames(t *testing.T, sdb, victim *sql.DB, mallory string, host
 			before := snapshot(t, sdb, schema)
 
 			// The name as a user types it: quoted, schema-qualified.
-			conv, err := migrations.ConvertSerial(ctx, victim, table, name)
+			conv, err := bigserial.ConvertSerial(ctx, victim, table, name)
 			require.NoError(t, err, label)
 			require.NoError(t, conv.Apply(ctx, victim, migrations.DirectionUp), "%s up:\n%s", label, conv.Up)
 			require.Contains(t, columnDefault(t, sdb, table, name), "ulid_flake()", label)
@@ -213,7 +214,7 @@ func convertHostileNames(t *testing.T, sdb, victim *sql.DB, mallory string, host
 			require.NoError(t, err)
 
 			// The way back, from the converted state.
-			back, err := migrations.ConvertSerial(ctx, victim, table, name)
+			back, err := bigserial.ConvertSerial(ctx, victim, table, name)
 			require.NoError(t, err, label)
 			require.Empty(t, back.Up)
 			require.NoError(t, back.Apply(ctx, victim, migrations.DirectionDown), "%s down:\n%s", label, back.Down)
@@ -256,7 +257,7 @@ func TestConvertRoundTripKinds(t *testing.T) {
 			for _, table := range []string{fmt.Sprintf(`t%d`, i), fmt.Sprintf(`"Mixed.Case%d"`, i), fmt.Sprintf(`"Other Schema"."Q""t%d"`, i)} {
 				_, err := sdb.Exec(fmt.Sprintf(`CREATE TABLE %s ("Key" %s PRIMARY KEY, v int); INSERT INTO %s (v) SELECT g FROM generate_series(1, 5) g`, table, kind, table))
 				require.NoError(t, err, table)
-				conv, err := migrations.ConvertSerial(ctx, sdb, table, "Key")
+				conv, err := bigserial.ConvertSerial(ctx, sdb, table, "Key")
 				require.NoError(t, err, table)
 				require.NoError(t, conv.Apply(ctx, sdb, migrations.DirectionUp), "%s:\n%s", table, conv.Up)
 				var id int64
@@ -266,7 +267,7 @@ func TestConvertRoundTripKinds(t *testing.T) {
 				require.NoError(t, sdb.QueryRow(`INSERT INTO `+table+` (v) VALUES (0) RETURNING "Key"`).Scan(&id))
 				require.EqualValues(t, 6, id, table)
 				// And forward again, from the state the way back left.
-				again, err := migrations.ConvertSerial(ctx, sdb, table, "Key")
+				again, err := bigserial.ConvertSerial(ctx, sdb, table, "Key")
 				require.NoError(t, err, table)
 				require.NoError(t, again.Apply(ctx, sdb, migrations.DirectionUp), "%s:\n%s", table, again.Up)
 			}
@@ -297,7 +298,7 @@ func TestConvertDeployments(t *testing.T) {
 			CREATE TABLE blocked (p small_ref REFERENCES lonely)`)
 		require.NoError(t, err)
 
-		conv, err := migrations.ConvertSerial(ctx, sdb, "parent", "id")
+		conv, err := bigserial.ConvertSerial(ctx, sdb, "parent", "id")
 		require.NoError(t, err)
 		require.NotContains(t, conv.Up, "kept", "a domain over bigint needs no widening")
 		require.NotContains(t, conv.Up, "events_2026", "only the partitioned parent is altered")
@@ -308,12 +309,12 @@ func TestConvertDeployments(t *testing.T) {
 		require.NoError(t, sdb.QueryRow(`SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'events_2026'::regclass AND attname = 'p'`).Scan(&typ))
 		require.Equal(t, "bigint", typ)
 
-		_, err = migrations.ConvertSerial(ctx, sdb, "lonely", "id")
-		require.ErrorIs(t, err, migrations.ErrConvert)
+		_, err = bigserial.ConvertSerial(ctx, sdb, "lonely", "id")
+		require.ErrorIs(t, err, bigserial.ErrConvert)
 		require.ErrorContains(t, err, "small_ref over integer")
 
-		_, err = migrations.ConvertSerial(ctx, sdb, "lonely", "id", migrations.WithLockTimeout(500*time.Microsecond))
-		require.ErrorIs(t, err, migrations.ErrConvert)
+		_, err = bigserial.ConvertSerial(ctx, sdb, "lonely", "id", bigserial.WithLockTimeout(500*time.Microsecond))
+		require.ErrorIs(t, err, bigserial.ErrConvert)
 		require.ErrorContains(t, err, "below 1ms")
 
 		// Functions in a schema outside the search_path, and SQL printed
@@ -328,7 +329,7 @@ func TestConvertDeployments(t *testing.T) {
 		defer conn.Close()
 		_, err = conn.ExecContext(ctx, `SET search_path = app`)
 		require.NoError(t, err)
-		printed, err := migrations.ConvertSerial(ctx, sdb, "app.items", "id")
+		printed, err := bigserial.ConvertSerial(ctx, sdb, "app.items", "id")
 		require.NoError(t, err)
 		_, err = conn.ExecContext(ctx, `SET search_path = public`)
 		require.NoError(t, err)
@@ -357,7 +358,7 @@ func TestConvertNamesThatLookConverted(t *testing.T) {
 			ALTER SEQUENCE "ulid_flake()" OWNED BY named.id`)
 		require.NoError(t, err)
 		for _, tc := range []struct{ table, column string }{{"ulid_flake_orders", "id"}, {"plain", "ulid_flake"}, {"named", "id"}} {
-			conv, err := migrations.ConvertSerial(ctx, sdb, tc.table, tc.column)
+			conv, err := bigserial.ConvertSerial(ctx, sdb, tc.table, tc.column)
 			require.NoError(t, err, tc.table)
 			require.NotEmpty(t, conv.Up, "%s read as converted", tc.table)
 			before := columnDefault(t, sdb, tc.table, tc.column)
@@ -367,7 +368,7 @@ func TestConvertNamesThatLookConverted(t *testing.T) {
 			require.Equal(t, before, columnDefault(t, sdb, tc.table, tc.column), "the way back changed an unconverted column")
 
 			require.NoError(t, conv.Apply(ctx, sdb, migrations.DirectionUp), tc.table)
-			again, err := migrations.ConvertSerial(ctx, sdb, tc.table, tc.column)
+			again, err := bigserial.ConvertSerial(ctx, sdb, tc.table, tc.column)
 			require.NoError(t, err)
 			require.Empty(t, again.Up, "%s not seen as converted", tc.table)
 			require.NoError(t, again.Apply(ctx, sdb, migrations.DirectionDown), tc.table)

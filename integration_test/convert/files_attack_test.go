@@ -14,7 +14,7 @@ import (
 
 	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
-	"github.com/ulidflake/ulidflake/migrations"
+	"github.com/ulidflake/ulidflake/migrations/bigserial"
 )
 
 // A goose file holds names read from the catalog, not only the keys
@@ -49,10 +49,10 @@ func TestConvertFilesGooseHostileNames(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				_, err := sdb.Exec(tc.schema)
 				require.NoError(t, err)
-				conv, err := migrations.ConvertSerial(ctx, sdb, tc.table, "id")
+				conv, err := bigserial.ConvertSerial(ctx, sdb, tc.table, "id")
 				require.NoError(t, err)
 				_, err = conv.Files("goose", "00002_keys")
-				require.ErrorIs(t, err, migrations.ErrConvert)
+				require.ErrorIs(t, err, bigserial.ErrConvert)
 				require.Contains(t, err.Error(), `"`+tc.ident+`"`, "the message names the object")
 				_, err = conv.Files("golang-migrate", "000002_keys")
 				require.NoError(t, err)
@@ -91,7 +91,7 @@ func TestConvertFilesGolangMigrateFailure(t *testing.T) {
 		sdb := itest.StdDB(t, db)
 		_, err := sdb.Exec(schema)
 		require.NoError(t, err)
-		conv, err := migrations.ConvertSerial(context.Background(), sdb, "k", "id")
+		conv, err := bigserial.ConvertSerial(context.Background(), sdb, "k", "id")
 		require.NoError(t, err)
 		dir := t.TempDir()
 		writeFiles(t, conv, "golang-migrate", dir)

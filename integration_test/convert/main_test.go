@@ -1,4 +1,4 @@
-// Package convert_test tests the way off BIGSERIAL (migrations.ConvertSerial
+// Package convert_test tests the way off BIGSERIAL (bigserial.ConvertSerial
 // and `ulidflake convert`) on real PostgreSQL: hostile names and settings,
 // dependent objects, the way back.
 package convert_test

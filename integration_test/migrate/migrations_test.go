@@ -19,6 +19,7 @@ import (
 	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 	"github.com/ulidflake/ulidflake/migrations"
+	"github.com/ulidflake/ulidflake/migrations/bigserial"
 )
 
 func TestMigrateUpDownDryRun(t *testing.T) {
@@ -366,13 +367,13 @@ func TestConvertSerial(t *testing.T) {
 		}
 		require.NoError(t, rows.Err())
 
-		conv, err := migrations.ConvertSerial(ctx, sdb, "customers", "id", migrations.WithLockTimeout(2*time.Second))
+		conv, err := bigserial.ConvertSerial(ctx, sdb, "customers", "id", bigserial.WithLockTimeout(2*time.Second))
 		require.NoError(t, err)
 		require.Contains(t, conv.Up, "lock_timeout = '2000ms'")
 		require.Contains(t, conv.Up, "ALTER TABLE \"public\".\"orders\" ALTER COLUMN \"customer_id\" TYPE bigint")
 		require.Contains(t, conv.Up, "ALTER TABLE \"public\".\"notes\" ALTER COLUMN \"customer_id\" TYPE bigint")
 		require.NoError(t, conv.Apply(ctx, sdb, migrations.DirectionUp))
-		convOrders, err := migrations.ConvertSerial(ctx, sdb, "orders", "id")
+		convOrders, err := bigserial.ConvertSerial(ctx, sdb, "orders", "id")
 		require.NoError(t, err)
 		require.Contains(t, convOrders.Up, "DROP IDENTITY")
 		require.NoError(t, convOrders.Apply(ctx, sdb, migrations.DirectionUp))
@@ -418,10 +419,10 @@ func TestConvertSerial(t *testing.T) {
 		require.ErrorContains(t, err, "foreign key")
 
 		// Converting twice does nothing: the column is converted already.
-		again, err := migrations.ConvertSerial(ctx, sdb, "customers", "id")
+		again, err := bigserial.ConvertSerial(ctx, sdb, "customers", "id")
 		require.NoError(t, err)
 		require.Empty(t, again.Up)
-		require.ErrorIs(t, again.Apply(ctx, sdb, migrations.DirectionUp), migrations.ErrConvert)
+		require.ErrorIs(t, again.Apply(ctx, sdb, migrations.DirectionUp), bigserial.ErrConvert)
 
 		// Down: a sequence again, from the old maximum plus one.
 		require.NoError(t, conv.Apply(ctx, sdb, migrations.DirectionDown))

@@ -1,8 +1,10 @@
-package migrations
+package bigserial
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ulidflake/ulidflake/migrations/internal/pgsql"
 )
 
 // check refuses what the conversion cannot do as asked: a column that is
@@ -24,7 +26,7 @@ func (t *target) check() error {
 	for _, r := range t.refs {
 		if r.typ != r.base && r.base != "bigint" {
 			return fmt.Errorf("%w: %s.%s references %s and is the domain %s over %s: widening it would drop the domain; change the domain first",
-				ErrConvert, r.table.sql(), quoteIdent(r.column), t.name(), r.typ, r.base)
+				ErrConvert, r.table.sql(), pgsql.QuoteIdent(r.column), t.name(), r.typ, r.base)
 		}
 	}
 	return nil
@@ -35,22 +37,31 @@ func (t *target) check() error {
 // same transaction (a migration tool's own, under goose) see theirs.
 const savedPath = "ulidflake_convert.search_path"
 
-// pin returns the first statements of either side: the settings it relies
-// on, and the locks, on every table of ts in one statement.
-func pin(ts []target, o convertOptions) []string {
+// serialLimit separates the keys a sequence made from Ulid-Flakes: below
+// 2^40 (a trillion rows) is taken as the sequence's, when going back.
+const serialLimit = 1 << 40
+
+// lockAll returns the first statements of either side: it keeps the
+// caller's search_path, sets lock_timeout and locks every table of ts in
+// one statement (by quoted, schema-qualified names, which no search_path
+// changes).
+func lockAll(ts []target, o convertOptions) []string {
 	tables := make([]string, len(ts))
 	for i, t := range ts {
 		tables[i] = t.table.sql()
 	}
 	return []string{
 		fmt.Sprintf("SELECT pg_catalog.set_config('%s', pg_catalog.current_setting('search_path'), true);\n", savedPath),
-		fmt.Sprintf("SET LOCAL search_path = %s;\n", pinnedPath),
 		fmt.Sprintf("SET LOCAL lock_timeout = '%dms';\n", o.lockTimeout.Milliseconds()),
 		fmt.Sprintf("LOCK TABLE %s IN ACCESS EXCLUSIVE MODE;\n", strings.Join(tables, ", ")),
 	}
 }
 
-// unpin gives search_path back the value that [pin] kept.
+// pin sets search_path to [pinnedPath] for the statements of the
+// conversion itself.
+const pin = "SET LOCAL search_path = " + pinnedPath + ";\n"
+
+// unpin gives search_path back the value that [lockAll] kept.
 const unpin = "SELECT pg_catalog.set_config('search_path', pg_catalog.current_setting('" + savedPath + "'), true);\n"
 
 // The comments over each side.
@@ -73,13 +84,17 @@ func oneQuery(comment string, stmts []string) string {
 	return "-- " + comment + " Send it as one query: PostgreSQL runs it as one transaction.\n" + strings.Join(stmts, "")
 }
 
-// regclass returns SQL for the OID of the table q, found by its quoted,
+// regclassOf returns SQL for the OID of the table q, found by its quoted,
 // schema-qualified name when the statement runs.
-func regclass(q qualified) string { return quoteString(q.sql()) + "::regclass" }
+func regclassOf(q qualified) string { return pgsql.QuoteLiteral(q.sql()) + "::regclass" }
 
 // upStatements returns the up side (see [ConvertKeys]).
 func upStatements(ts []target, o convertOptions) []string {
-	out := pin(ts, o)
+	out := lockAll(ts, o)
+	if o.drop != "" {
+		out = append(out, dependentsSQL("The DROP statements given to WithDependents, under the caller's search_path.", o.drop))
+	}
+	out = append(out, pin)
 	for _, t := range ts {
 		// The guard: the message names the table by its regclass and the
 		// column by %I of a literal.
@@ -87,18 +102,18 @@ func upStatements(ts []target, o convertOptions) []string {
 	IF (SELECT max(%s) FROM %s) >= %s.ulid_flake_min(now()) THEN
 		RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format('ulidflake: %%s.%%I already holds keys in the Ulid-Flake range; new keys would not sort after them', %s, %s);
 	END IF;
-END`, quoteIdent(t.column), t.table.sql(), quoteIdent(t.fnSchema), regclass(t.table), quoteString(t.column))))
+END`, pgsql.QuoteIdent(t.column), t.table.sql(), pgsql.QuoteIdent(t.fnSchema), regclassOf(t.table), pgsql.QuoteLiteral(t.column))))
 	}
 	for _, t := range ts {
 		what := "DEFAULT"
 		if t.identity != "" {
 			what = "IDENTITY"
 		}
-		out = append(out, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP %s;\n", t.table.sql(), quoteIdent(t.column), what))
+		out = append(out, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP %s;\n", t.table.sql(), pgsql.QuoteIdent(t.column), what))
 	}
 	widened := map[string]bool{}
 	widen := func(table qualified, column, base string) {
-		stmt := fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE bigint;\n", table.sql(), quoteIdent(column))
+		stmt := fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE bigint;\n", table.sql(), pgsql.QuoteIdent(column))
 		if base != "bigint" && !widened[stmt] {
 			widened[stmt] = true
 			out = append(out, stmt)
@@ -111,19 +126,30 @@ END`, quoteIdent(t.column), t.table.sql(), quoteIdent(t.fnSchema), regclass(t.ta
 		widen(t.table, t.column, t.base)
 	}
 	for _, t := range ts {
-		out = append(out, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s SET DEFAULT %s;\n", t.table.sql(), quoteIdent(t.column), o.generator))
+		out = append(out, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s SET DEFAULT %s;\n", t.table.sql(), pgsql.QuoteIdent(t.column), o.defaultExpr))
 		if t.identity == "" {
 			out = append(out, fmt.Sprintf("DROP SEQUENCE %s;\n", t.seq.sql()))
 		}
 	}
-	return append(out, unpin)
+	out = append(out, unpin)
+	if o.create != "" {
+		out = append(out, dependentsSQL("The CREATE statements given to WithDependents, under the caller's search_path.", o.create))
+	}
+	return out
+}
+
+// dependentsSQL returns SQL given to [WithDependents] as one statement of
+// a side, under a comment line: goose runs it as one statement (between
+// StatementBegin and StatementEnd), whatever it holds.
+func dependentsSQL(comment, sql string) string {
+	return "-- " + comment + "\n" + strings.TrimSpace(sql) + "\n"
 }
 
 // downStatements returns the down side: for each key a new sequence named
 // as PostgreSQL names a serial's, in the table's schema, owned and granted
 // as a serial's is, by what the catalog says when it runs.
 func downStatements(ts []target, o convertOptions) []string {
-	out := pin(ts, o)
+	out := append(lockAll(ts, o), pin)
 	for _, t := range ts {
 		out = append(out, downGuard(t))
 	}
@@ -136,20 +162,20 @@ func downStatements(ts []target, o convertOptions) []string {
 // backStatements put t's column back on a sequence that starts after the
 // old keys: an identity as it was, or a serial's sequence.
 func backStatements(t target) []string {
-	table, col, seq := t.table.sql(), quoteIdent(t.column), t.backSeq.sql()
+	table, col, seq := t.table.sql(), pgsql.QuoteIdent(t.column), t.backSeq.sql()
 	restart := fmt.Sprintf("coalesce((SELECT max(%s) FROM %s WHERE %s < %d), 0) + 1, false", col, table, col, int64(serialLimit))
 	drop := fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP DEFAULT;\n", table, col)
 	if t.identity != "" {
 		return []string{drop,
 			fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s ADD GENERATED %s AS IDENTITY;\n", table, col, t.identity),
-			fmt.Sprintf("SELECT setval(pg_get_serial_sequence(%s, %s)::regclass, %s);\n", quoteString(table), quoteString(t.column), restart)}
+			fmt.Sprintf("SELECT setval(pg_get_serial_sequence(%s, %s)::regclass, %s);\n", pgsql.QuoteLiteral(table), pgsql.QuoteLiteral(t.column), restart)}
 	}
 	return []string{drop,
 		fmt.Sprintf("CREATE SEQUENCE %s AS bigint;\n", seq),
 		grantLikeSerial(t),
 		fmt.Sprintf("ALTER SEQUENCE %s OWNED BY %s.%s;\n", seq, table, col),
-		fmt.Sprintf("SELECT setval(%s::regclass, %s);\n", quoteString(seq), restart),
-		fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s SET DEFAULT nextval(%s::regclass);\n", table, col, quoteString(seq))}
+		fmt.Sprintf("SELECT setval(%s::regclass, %s);\n", pgsql.QuoteLiteral(seq), restart),
+		fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s SET DEFAULT nextval(%s::regclass);\n", table, col, pgsql.QuoteLiteral(seq))}
 }
 
 // downGuard refuses the way back unless the column's default calls a
@@ -161,7 +187,7 @@ func downGuard(t target) string {
 			WHERE d.adrelid = %s AND a.attname = %s), false) THEN
 		RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format('ulidflake: %%s.%%I is not converted: its default calls no ulid_flake function', %s, %s);
 	END IF;
-END`, defaultCallsFlake("d.oid"), regclass(t.table), quoteString(t.column), regclass(t.table), quoteString(t.column)))
+END`, defaultCallsFlake("d.oid"), regclassOf(t.table), pgsql.QuoteLiteral(t.column), regclassOf(t.table), pgsql.QuoteLiteral(t.column)))
 }
 
 // grantLikeSerial gives the new sequence to the table's owner and USAGE
@@ -179,19 +205,11 @@ BEGIN
 		EXECUTE format('GRANT USAGE ON SEQUENCE %%s TO %%s', %[1]s::regclass,
 			CASE WHEN r.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(r.grantee)) END);
 	END LOOP;
-END`, quoteString(t.backSeq.sql()), regclass(t.table)))
+END`, pgsql.QuoteLiteral(t.backSeq.sql()), regclassOf(t.table)))
 }
 
 // doBlock returns a DO statement that runs body.
-func doBlock(body string) string { return "DO " + quoteString(body) + ";\n" }
-
-// quoteString quotes s as an escape string literal, E'...', with
-// backslashes and quotes doubled: it reads the same whatever
-// standard_conforming_strings and backslash_quote say.
-func quoteString(s string) string {
-	s = strings.ReplaceAll(s, `\`, `\\`)
-	return "E'" + strings.ReplaceAll(s, "'", "''") + "'"
-}
+func doBlock(body string) string { return "DO " + pgsql.QuoteLiteral(body) + ";\n" }
 
 // idents returns every name read from the catalog that t's SQL may hold.
 func (t *target) idents() []string {

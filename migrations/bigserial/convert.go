@@ -1,4 +1,4 @@
-package migrations
+package bigserial
 
 import (
 	"context"
@@ -7,15 +7,11 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/migrations"
+	"github.com/ulidflake/ulidflake/migrations/internal/pgsql"
 )
-
-// Key names a key column to convert: Table as PostgreSQL reads a table
-// name (schema-qualified or not, double quotes for mixed case), Column as
-// stored (no quotes).
-type Key struct{ Table, Column string }
 
 // Conversion is the SQL that moves serial, bigserial or identity columns
 // to DEFAULT ulid_flake(), and back. Each side is one transaction, for
@@ -32,43 +28,16 @@ type Conversion struct {
 	// were converted before).
 	Down string
 	// Dependents names the objects that keep Up from running, as
-	// PostgreSQL describes them (see [ErrDependents]); Apply refuses Up
-	// while there are any.
+	// PostgreSQL describes them (see [ErrDependents]); Apply and Files
+	// refuse Up while there are any, unless [WithDependents] gave the SQL
+	// that drops them and creates them again.
 	Dependents []string
 
 	up, down []string // the statements of each side, for Files
 	idents   []string // every name read from the catalog that the SQL holds, for Files
 	fnSchema string   // where the functions it calls are installed
+	carried  bool     // WithDependents gave SQL: Up drops and creates the dependents itself
 }
-
-// ConvertOption configures [ConvertSerial] and [ConvertKeys].
-type ConvertOption func(*convertOptions)
-
-type convertOptions struct {
-	lockTimeout time.Duration
-	generator   string
-}
-
-// WithLockTimeout bounds how long the conversion waits for its locks
-// (default 5s, at least 1ms): past it the conversion fails instead of
-// queueing every other query on the tables behind it.
-func WithLockTimeout(d time.Duration) ConvertOption {
-	return func(o *convertOptions) { o.lockTimeout = d }
-}
-
-// WithGenerator sets the default expression (default: ulid_flake(),
-// qualified with the schema the functions were installed in; for example
-// "ids.ulid_flake_scalable()" once ulid_flake_set_sid fixed the SID). It is
-// SQL written by the program, not a name: it is used as given, under
-// search_path pg_catalog, so every function in it must be
-// schema-qualified.
-func WithGenerator(expr string) ConvertOption {
-	return func(o *convertOptions) { o.generator = expr }
-}
-
-// serialLimit separates the keys a sequence made from Ulid-Flakes: below
-// 2^40 (a trillion rows) is taken as the sequence's, when going back.
-const serialLimit = 1 << 40
 
 // ConvertSerial is [ConvertKeys] for one key column.
 func ConvertSerial(ctx context.Context, db *sql.DB, table, column string, opts ...ConvertOption) (Conversion, error) {
@@ -83,7 +52,9 @@ func ConvertSerial(ctx context.Context, db *sql.DB, table, column string, opts .
 // search_path, or else first by schema name. The up side, in one
 // transaction:
 //
-//   - sets search_path to pg_catalog and lock_timeout, and locks the tables;
+//   - sets lock_timeout and locks the tables;
+//   - runs the DROP statements of [WithDependents], if given;
+//   - sets search_path to pg_catalog;
 //   - refuses to go on if existing keys reach the Ulid-Flake range (new keys
 //     must sort after the old ones);
 //   - drops each identity, or sequence default;
@@ -93,7 +64,8 @@ func ConvertSerial(ctx context.Context, db *sql.DB, table, column string, opts .
 //     refused, as the domain would be lost);
 //   - sets DEFAULT ulid_flake();
 //   - drops the old sequences, so that nothing can mint keys from them;
-//   - gives search_path back the value it had.
+//   - gives search_path back the value it had;
+//   - runs the CREATE statements of [WithDependents], if given.
 //
 // Old rows keep their keys. The down side restores, for each key, a
 // sequence default that starts at the largest old key plus one (keys below
@@ -106,10 +78,10 @@ func ConvertSerial(ctx context.Context, db *sql.DB, table, column string, opts .
 // Views, materialized views, rules, policies, triggers, generated columns,
 // SQL-standard function bodies and publications on a column that must be
 // widened, and any object that uses a sequence it drops, are refused up
-// front with [ErrDependents], which names each of them; the returned
-// Conversion then holds the SQL all the same, to run between the
-// statements that drop and recreate them. A bigint key needs no widening,
-// so only users of its sequence stand in the way.
+// front with [ErrDependents], which names each of them, unless
+// [WithDependents] gives the SQL that drops them and creates them again;
+// the returned Conversion holds the SQL all the same. A bigint key needs
+// no widening, so only users of its sequence stand in the way.
 //
 // No SQL text it builds depends on a server setting or on the database it
 // was read from: names are quoted identifiers, the only string literals
@@ -128,6 +100,11 @@ func ConvertKeys(ctx context.Context, db *sql.DB, keys []Key, opts ...ConvertOpt
 	if len(keys) == 0 {
 		return c, fmt.Errorf("%w: no key to convert: name at least one table", ErrConvert)
 	}
+	for _, given := range [][2]string{{"drop", o.drop}, {"create", o.create}} {
+		if t := strings.TrimSpace(given[1]); t != "" && !strings.HasSuffix(t, ";") {
+			return c, fmt.Errorf("%w: the %s SQL of WithDependents does not end in a semicolon", ErrConvert, given[0])
+		}
+	}
 	ts, err := inspect(ctx, db, keys)
 	if err != nil {
 		return c, err
@@ -137,8 +114,9 @@ func ConvertKeys(ctx context.Context, db *sql.DB, keys []Key, opts ...ConvertOpt
 		return c, err
 	}
 	c.fnSchema = ts[0].fnSchema
-	if o.generator == "" {
-		o.generator = quoteIdent(ts[0].fnSchema) + ".ulid_flake()"
+	c.carried = o.drop != "" || o.create != ""
+	if o.defaultExpr == "" {
+		o.defaultExpr = pgsql.QuoteIdent(ts[0].fnSchema) + ".ulid_flake()"
 	}
 	if !converted {
 		c.up = upStatements(ts, o)
@@ -150,7 +128,7 @@ func ConvertKeys(ctx context.Context, db *sql.DB, keys []Key, opts ...ConvertOpt
 		c.Dependents = append(c.Dependents, t.dependents...)
 		c.idents = append(c.idents, t.idents()...)
 	}
-	if len(c.Dependents) > 0 {
+	if len(c.Dependents) > 0 && !c.carried {
 		return c, dependentsError(c.names(), c.Dependents)
 	}
 	return c, nil
@@ -181,69 +159,59 @@ func checkAll(ts []target) (converted bool, err error) {
 func (c Conversion) names() string {
 	out := make([]string, len(c.Keys))
 	for i, k := range c.Keys {
-		out[i] = k.Table + "." + quoteIdent(k.Column)
+		out[i] = k.Table + "." + pgsql.QuoteIdent(k.Column)
 	}
 	return strings.Join(out, ", ")
 }
 
 // dependentsError names every dependent object and says how to go on.
 func dependentsError(name string, deps []string) error {
-	return fmt.Errorf("%w: converting %s: %s; drop them, run the conversion and create them again, "+
-		"in one transaction: put the DROP statements after the BEGIN of the printed SQL "+
-		"(ulidflake convert without -apply, or Conversion.Up) and the CREATE statements before its COMMIT",
+	return fmt.Errorf("%w: converting %s: %s; drop them and create them again in the conversion's transaction: "+
+		"give the DROP and the CREATE statements to WithDependents (ulidflake convert: -drop FILE -create FILE), "+
+		"which puts them in place in the SQL, in Apply and in the migration files",
 		ErrDependents, name, strings.Join(deps, ", "))
 }
 
-// Apply runs the up side ([DirectionUp]) or the down side
-// ([DirectionDown]) on db. It returns [ErrConvert] when there is nothing
+// Apply runs the up side ([migrations.DirectionUp]) or the down side
+// ([migrations.DirectionDown]) on db. It returns [ErrConvert] when there is nothing
 // to run (Up of columns that are converted already), and [ErrDependents]
-// for Up while objects stand in its way.
-func (c Conversion) Apply(ctx context.Context, db *sql.DB, dir Direction) error {
+// for Up while objects stand in its way and [WithDependents] gave no SQL
+// for them.
+func (c Conversion) Apply(ctx context.Context, db *sql.DB, dir migrations.Direction) error {
 	body, err := c.side(dir)
 	if err != nil {
 		return err
 	}
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return fmt.Errorf("migrations: converting %s: %w", c.names(), err)
+		return fmt.Errorf("bigserial: converting %s: %w", c.names(), err)
 	}
 	defer conn.Close()
 	if _, err := conn.ExecContext(ctx, body); err != nil {
 		_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
-		return fmt.Errorf("migrations: converting %s (%s): %w", c.names(), dir, err)
+		return fmt.Errorf("bigserial: converting %s (%s): %w", c.names(), dir, err)
 	}
 	return nil
 }
 
 // side returns the SQL of one direction, or why it cannot run.
-func (c Conversion) side(dir Direction) (string, error) {
+func (c Conversion) side(dir migrations.Direction) (string, error) {
 	switch dir {
-	case DirectionUp:
-		if len(c.Dependents) > 0 {
+	case migrations.DirectionUp:
+		if len(c.Dependents) > 0 && !c.carried {
 			return "", dependentsError(c.names(), c.Dependents)
 		}
 		if c.Up == "" {
 			return "", fmt.Errorf("%w: %s converted already: the down side is the way back", ErrConvert, c.names())
 		}
 		return c.Up, nil
-	case DirectionDown:
+	case migrations.DirectionDown:
 		if c.Down == "" {
 			return "", fmt.Errorf("%w: no conversion: call ConvertKeys", ErrConvert)
 		}
 		return c.Down, nil
 	}
 	return "", fmt.Errorf("%w: unknown direction %q", ErrConvert, string(dir))
-}
-
-// truncate cuts s to at most n bytes on a character boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // Files returns the conversion as migration files for tool, named after
@@ -260,10 +228,11 @@ func truncate(s string, n int) string {
 // columns converted already (no up side: the file would record nothing),
 // and, for goose, which reads the file line by line, a name with a line
 // break (table, column, sequence, foreign key or install schema) or any
-// line it would take for an annotation; [ErrDependents] while objects
-// stand in the way of Up.
+// line it would take for an annotation (the SQL of [WithDependents]
+// included); [ErrDependents] while objects stand in the way of Up and
+// WithDependents gave no SQL for them.
 func (c Conversion) Files(tool, base string) (map[string]string, error) {
-	if _, err := c.side(DirectionUp); err != nil {
+	if _, err := c.side(migrations.DirectionUp); err != nil {
 		return nil, err
 	}
 	if !fileBase.MatchString(base) {
@@ -304,7 +273,7 @@ func (c Conversion) EpochFiles(tool, base string, epoch flake.Epoch) (map[string
 	comment := fmt.Sprintf("-- The epoch of the application's IDs, %s, fixed before any column takes them\n"+
 		"-- (docs/sql.md, \"The epoch\"): a database replayed from history gets it too.\n",
 		time.UnixMilli(epoch.UnixMilli()).UTC().Format(time.RFC3339))
-	up := fmt.Sprintf("SELECT %s.ulid_flake_set_epoch(%d::bigint);\n", quoteIdent(c.fnSchema), epoch.UnixMilli())
+	up := fmt.Sprintf("SELECT %s.ulid_flake_set_epoch(%d::bigint);\n", pgsql.QuoteIdent(c.fnSchema), epoch.UnixMilli())
 	down := "SELECT 1; -- the epoch stays: IDs may have been made under it\n"
 	switch tool {
 	case "golang-migrate":
@@ -312,7 +281,7 @@ func (c Conversion) EpochFiles(tool, base string, epoch flake.Epoch) (map[string
 	case "goose":
 		if strings.ContainsAny(c.fnSchema, "\r\n") {
 			return nil, fmt.Errorf("%w: schema %s: goose reads files line by line, and this name holds a line break",
-				ErrConvert, quoteIdent(c.fnSchema))
+				ErrConvert, pgsql.QuoteIdent(c.fnSchema))
 		}
 		return map[string]string{base + ".sql": comment + "-- +goose Up\n" + up + "-- +goose Down\n" + down}, nil
 	}
@@ -330,7 +299,7 @@ func (c Conversion) gooseSafe() error {
 	for _, name := range c.idents {
 		if strings.ContainsAny(name, "\r\n") {
 			return fmt.Errorf("%w: the name %s holds a line break, and goose reads files line by line: rename it, or use golang-migrate's files",
-				ErrConvert, quoteIdent(truncate(name, 100)))
+				ErrConvert, pgsql.QuoteIdent(truncate(name, 100)))
 		}
 	}
 	for _, s := range append(append([]string(nil), c.up...), c.down...) {

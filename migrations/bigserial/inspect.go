@@ -1,4 +1,4 @@
-package migrations
+package bigserial
 
 import (
 	"context"
@@ -6,7 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/ulidflake/ulidflake/migrations"
+	"github.com/ulidflake/ulidflake/migrations/internal/pgsql"
 )
+
+// Key names a key column to convert: Table as PostgreSQL reads a table
+// name (schema-qualified or not, double quotes for mixed case), Column as
+// stored (no quotes).
+type Key struct{ Table, Column string }
 
 // target is what the catalog says about the column to convert, read in one
 // read-only snapshot. Names are as stored: they are quoted where SQL is
@@ -35,7 +44,7 @@ type target struct {
 type qualified struct{ schema, name string }
 
 // sql returns the quoted, schema-qualified name.
-func (q qualified) sql() string { return quoteIdent(q.schema) + "." + quoteIdent(q.name) }
+func (q qualified) sql() string { return pgsql.QuoteIdent(q.schema) + "." + pgsql.QuoteIdent(q.name) }
 
 // reference is a foreign-key column that references the converted column.
 type reference struct {
@@ -57,7 +66,7 @@ const pinnedPath = "pg_catalog, pg_temp"
 func inspect(ctx context.Context, db *sql.DB, keys []Key) ([]target, error) {
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 	if err != nil {
-		return nil, fmt.Errorf("migrations: convert: %w", err)
+		return nil, fmt.Errorf("bigserial: %w", err)
 	}
 	defer tx.Rollback()
 	ts := make([]target, len(keys))
@@ -69,12 +78,12 @@ func inspect(ctx context.Context, db *sql.DB, keys []Key) ([]target, error) {
 		}
 		id := [2]any{ts[i].oid, k.Column}
 		if seen[id] {
-			return nil, fmt.Errorf("%w: %s.%s is named twice", ErrConvert, k.Table, quoteIdent(k.Column))
+			return nil, fmt.Errorf("%w: %s.%s is named twice", ErrConvert, k.Table, pgsql.QuoteIdent(k.Column))
 		}
 		seen[id] = true
 	}
 	if _, err := tx.ExecContext(ctx, `SELECT pg_catalog.set_config('search_path', $1, true)`, pinnedPath); err != nil {
-		return nil, fmt.Errorf("migrations: convert: setting search_path: %w", err)
+		return nil, fmt.Errorf("bigserial: setting search_path: %w", err)
 	}
 	for i := range ts {
 		t := &ts[i]
@@ -114,22 +123,22 @@ func (t *target) resolve(ctx context.Context, tx *sql.Tx, table string) error {
 			WHERE p.proname OPERATOR(pg_catalog.=) 'ulid_flake_min'
 			AND NOT (r.rolname OPERATOR(pg_catalog.=) CURRENT_USER OR r.rolsuper))`,
 		table).Scan(&oid, &found, &foreign)
-	if strings.HasPrefix(sqlState(err), "42") {
+	if strings.HasPrefix(pgsql.SQLState(err), "42") {
 		// A name PostgreSQL cannot read (too many dots): bad input.
 		return fmt.Errorf("%w: table %q: %w", ErrConvert, table, err)
 	}
 	if err != nil {
-		return fmt.Errorf("migrations: convert: looking up table %q: %w", table, err)
+		return fmt.Errorf("bigserial: looking up table %q: %w", table, err)
 	}
 	if !oid.Valid {
 		return fmt.Errorf("%w: no table %q (in the search_path, or schema-qualified)", ErrConvert, table)
 	}
 	switch {
 	case !found.Valid && foreign.Valid:
-		return fmt.Errorf("%w: ulid_flake_min is only in %s, owned by neither this role nor a superuser: "+
-			"run the conversion as the role that installed the functions", ErrNoFunctions, foreign.String)
+		return fmt.Errorf("%w: %w: ulid_flake_min is only in %s, owned by neither this role nor a superuser: "+
+			"run the conversion as the role that installed the functions", ErrConvert, migrations.ErrNotInstalled, foreign.String)
 	case !found.Valid:
-		return fmt.Errorf("%w (no ulid_flake_min in any schema): run migrations.Migrate first", ErrNoFunctions)
+		return fmt.Errorf("%w: %w (no ulid_flake_min in any schema): run migrations.Migrate first", ErrConvert, migrations.ErrNotInstalled)
 	}
 	t.oid, t.fnSchema = uint32(oid.Int64), found.String
 	return nil
@@ -141,7 +150,7 @@ func (t *target) readTable(ctx context.Context, tx *sql.Tx) error {
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1`, t.oid).
 		Scan(&t.table.schema, &t.table.name)
 	if err != nil {
-		return fmt.Errorf("migrations: convert: reading table %d: %w", t.oid, err)
+		return fmt.Errorf("bigserial: reading table %d: %w", t.oid, err)
 	}
 	return nil
 }
@@ -157,10 +166,10 @@ func (t *target) readColumn(ctx context.Context, tx *sql.Tx) error {
 		WHERE a.attrelid = $1 AND a.attname = $2 AND a.attnum > 0 AND NOT a.attisdropped`, t.oid, t.column).
 		Scan(&t.attnum, &t.typ, &t.base, &t.identity, &t.def, &t.converted)
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("%w: %s has no column %s", ErrConvert, t.table.sql(), quoteIdent(t.column))
+		return fmt.Errorf("%w: %s has no column %s", ErrConvert, t.table.sql(), pgsql.QuoteIdent(t.column))
 	}
 	if err != nil {
-		return fmt.Errorf("migrations: convert: reading %s: %w", t.name(), err)
+		return fmt.Errorf("bigserial: reading %s: %w", t.name(), err)
 	}
 	t.converted = t.converted && t.identity == ""
 	return nil
@@ -181,7 +190,7 @@ func (t *target) readSequence(ctx context.Context, tx *sql.Tx) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("migrations: convert: reading the sequence of %s: %w", t.name(), err)
+		return fmt.Errorf("bigserial: reading the sequence of %s: %w", t.name(), err)
 	}
 	t.seq = &seq
 	if t.converted {
@@ -193,7 +202,7 @@ func (t *target) readSequence(ctx context.Context, tx *sql.Tx) error {
 			AND NOT (d.classid = 'pg_attrdef'::regclass AND d.objid IN (SELECT oid FROM pg_attrdef WHERE adrelid = $2 AND adnum = $3))
 		ORDER BY 1`, t.seqOID, t.oid, t.attnum)
 	if err != nil {
-		return fmt.Errorf("migrations: convert: reading what uses %s: %w", seq.sql(), err)
+		return fmt.Errorf("bigserial: reading what uses %s: %w", seq.sql(), err)
 	}
 	for _, u := range users {
 		t.dependents = append(t.dependents, u+" (uses the sequence "+seq.sql()+")")
@@ -218,18 +227,18 @@ func (t *target) readReferences(ctx context.Context, tx *sql.Tx) error {
 			AND c.conparentid = 0 AND a.attinhcount = 0
 		ORDER BY 1, 2, 4`, t.oid, t.attnum)
 	if err != nil {
-		return fmt.Errorf("migrations: convert: reading foreign keys to %s: %w", t.name(), err)
+		return fmt.Errorf("bigserial: reading foreign keys to %s: %w", t.name(), err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var r reference
 		if err := rows.Scan(&r.table.schema, &r.table.name, &r.oid, &r.column, &r.typ, &r.base); err != nil {
-			return fmt.Errorf("migrations: convert: reading foreign keys to %s: %w", t.name(), err)
+			return fmt.Errorf("bigserial: reading foreign keys to %s: %w", t.name(), err)
 		}
 		t.refs = append(t.refs, r)
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("migrations: convert: reading foreign keys to %s: %w", t.name(), err)
+		return fmt.Errorf("bigserial: reading foreign keys to %s: %w", t.name(), err)
 	}
 	return nil
 }
@@ -249,7 +258,7 @@ func (t *target) readDependents(ctx context.Context, tx *sql.Tx) error {
 	}
 	widened := []column{{t.oid, t.column, t.base, t.name()}}
 	for _, r := range t.refs {
-		widened = append(widened, column{r.oid, r.column, r.base, r.table.sql() + "." + quoteIdent(r.column)})
+		widened = append(widened, column{r.oid, r.column, r.base, r.table.sql() + "." + pgsql.QuoteIdent(r.column)})
 	}
 	for _, w := range widened {
 		if w.base == "bigint" {
@@ -266,7 +275,7 @@ func (t *target) readDependents(ctx context.Context, tx *sql.Tx) error {
 				AND NOT (d.classid = 'pg_attrdef'::regclass AND d.objid IN (SELECT oid FROM pg_attrdef WHERE adrelid = cols.attrelid AND adnum = cols.attnum))
 			ORDER BY 1`, w.oid, w.name)
 		if err != nil {
-			return fmt.Errorf("migrations: convert: reading what depends on %s: %w", t.name(), err)
+			return fmt.Errorf("bigserial: reading what depends on %s: %w", t.name(), err)
 		}
 		for _, d := range deps {
 			t.dependents = append(t.dependents, d+" (on "+w.display+", which must become bigint)")
@@ -327,7 +336,7 @@ func (t *target) chooseBackSequence(ctx context.Context, tx *sql.Tx) error {
 			OR EXISTS (SELECT FROM pg_type y JOIN pg_namespace n ON n.oid = y.typnamespace WHERE n.nspname = $1 AND y.typname = $2)`,
 			t.table.schema, name).Scan(&taken)
 		if err != nil {
-			return fmt.Errorf("migrations: convert: naming the sequence: %w", err)
+			return fmt.Errorf("bigserial: naming the sequence: %w", err)
 		}
 		if !taken {
 			t.backSeq = qualified{t.table.schema, name}
@@ -337,9 +346,20 @@ func (t *target) chooseBackSequence(ctx context.Context, tx *sql.Tx) error {
 	return fmt.Errorf("%w: no free sequence name for %s", ErrConvert, t.name())
 }
 
+// truncate cuts s to at most n bytes on a character boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
 // name is the column's quoted, qualified name, for messages: quoted, so
 // that nothing in it misleads.
-func (t *target) name() string { return t.table.sql() + "." + quoteIdent(t.column) }
+func (t *target) name() string { return t.table.sql() + "." + pgsql.QuoteIdent(t.column) }
 
 // defaultCallsFlake returns SQL that is true when the column default whose
 // pg_attrdef OID is attrdef calls ulid_flake or ulid_flake_scalable (by the
@@ -387,26 +407,26 @@ var hasColumn = strings.NewReplacer("has('", `EXISTS (SELECT FROM pg_attribute h
 func SchemaKeys(ctx context.Context, db *sql.DB, schema string) (keys []Key, skipped []Skipped, err error) {
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 	if err != nil {
-		return nil, nil, fmt.Errorf("migrations: convert: %w", err)
+		return nil, nil, fmt.Errorf("bigserial: %w", err)
 	}
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `SELECT pg_catalog.set_config('search_path', $1, true)`, pinnedPath); err != nil {
-		return nil, nil, fmt.Errorf("migrations: convert: setting search_path: %w", err)
+		return nil, nil, fmt.Errorf("bigserial: setting search_path: %w", err)
 	}
 	var exists bool
 	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname = $1)`, schema).Scan(&exists); err != nil {
-		return nil, nil, fmt.Errorf("migrations: convert: reading schema %s: %w", quoteIdent(schema), err)
+		return nil, nil, fmt.Errorf("bigserial: reading schema %s: %w", pgsql.QuoteIdent(schema), err)
 	}
 	if !exists {
-		return nil, nil, fmt.Errorf("%w: no schema %s (give its exact name, without quotes)", ErrConvert, quoteIdent(schema))
+		return nil, nil, fmt.Errorf("%w: no schema %s (give its exact name, without quotes)", ErrConvert, pgsql.QuoteIdent(schema))
 	}
 	keys, skipped, err = readSchemaKeys(ctx, tx, schema)
 	if err != nil {
-		return nil, nil, fmt.Errorf("migrations: convert: reading the keys of schema %s: %w", quoteIdent(schema), err)
+		return nil, nil, fmt.Errorf("bigserial: reading the keys of schema %s: %w", pgsql.QuoteIdent(schema), err)
 	}
 	if len(keys) == 0 {
 		return nil, skipped, fmt.Errorf("%w: schema %s has no serial, identity or converted column%s",
-			ErrConvert, quoteIdent(schema), skippedNote(skipped))
+			ErrConvert, pgsql.QuoteIdent(schema), skippedNote(skipped))
 	}
 	return keys, skipped, nil
 }

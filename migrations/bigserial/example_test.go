@@ -1,4 +1,4 @@
-package migrations_test
+package bigserial_test
 
 import (
 	"context"
@@ -10,7 +10,26 @@ import (
 
 	"github.com/ulidflake/ulidflake/flake"
 	"github.com/ulidflake/ulidflake/migrations"
+	"github.com/ulidflake/ulidflake/migrations/bigserial"
 )
+
+func ExampleConvertSerial() {
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		return // needs a server with the table
+	}
+	db, _ := sql.Open("pgx", url)
+	defer db.Close()
+	ctx := context.Background()
+	conv, err := bigserial.ConvertSerial(ctx, db, "customers", "id")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Print(conv.Up) // review it, then:
+	if err := conv.Apply(ctx, db, migrations.DirectionUp); err != nil {
+		panic(err)
+	}
+}
 
 func ExampleConvertKeys() {
 	url := os.Getenv("DATABASE_URL")
@@ -22,9 +41,9 @@ func ExampleConvertKeys() {
 	ctx := context.Background()
 	// customers and invoices (whose customer_id references customers) in
 	// one transaction.
-	conv, err := migrations.ConvertKeys(ctx, db,
-		[]migrations.Key{{Table: "customers", Column: "id"}, {Table: "invoices", Column: "id"}},
-		migrations.WithLockTimeout(2*time.Second))
+	conv, err := bigserial.ConvertKeys(ctx, db,
+		[]bigserial.Key{{Table: "customers", Column: "id"}, {Table: "invoices", Column: "id"}},
+		bigserial.WithLockTimeout(2*time.Second))
 	if err != nil {
 		panic(err)
 	}
@@ -42,14 +61,14 @@ func ExampleSchemaKeys() {
 	db, _ := sql.Open("pgx", url)
 	defer db.Close()
 	ctx := context.Background()
-	keys, skipped, err := migrations.SchemaKeys(ctx, db, "billing") // every serial and identity key of the schema
+	keys, skipped, err := bigserial.SchemaKeys(ctx, db, "billing") // every serial and identity key of the schema
 	if err != nil {
 		panic(err)
 	}
 	for _, s := range skipped { // migration history, left alone
 		fmt.Printf("-- skipped %s: %s\n", s.Table, s.Why)
 	}
-	conv, err := migrations.ConvertKeys(ctx, db, keys)
+	conv, err := bigserial.ConvertKeys(ctx, db, keys)
 	if err != nil {
 		panic(err)
 	}
@@ -63,7 +82,7 @@ func ExampleConversion_Files() {
 	}
 	db, _ := sql.Open("pgx", url)
 	defer db.Close()
-	conv, err := migrations.ConvertKeys(context.Background(), db, []migrations.Key{{Table: "customers", Column: "id"}})
+	conv, err := bigserial.ConvertKeys(context.Background(), db, []bigserial.Key{{Table: "customers", Column: "id"}})
 	if err != nil {
 		panic(err)
 	}
@@ -79,19 +98,42 @@ func ExampleConversion_Files() {
 	}
 }
 
-func ExampleWithGenerator() {
+func ExampleWithDefault() {
 	url := os.Getenv("DATABASE_URL")
 	if url == "" {
 		return // needs a server with the table, and the SID fixed
 	}
 	db, _ := sql.Open("pgx", url)
 	defer db.Close()
-	conv, err := migrations.ConvertSerial(context.Background(), db, "customers", "id",
-		migrations.WithGenerator("public.ulid_flake_scalable()"))
+	conv, err := bigserial.ConvertSerial(context.Background(), db, "customers", "id",
+		bigserial.WithDefault("public.ulid_flake_scalable()"))
 	if err != nil {
 		panic(err)
 	}
 	fmt.Print(conv.Up)
+}
+
+func ExampleWithDependents() {
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		return // needs a server with the tables
+	}
+	db, _ := sql.Open("pgx", url)
+	defer db.Close()
+	// The view invoice_totals reads invoices.id, which the conversion widens
+	// (ErrDependents without this option): drop it and create it again in
+	// the conversion's transaction, in the files too.
+	conv, err := bigserial.ConvertSerial(context.Background(), db, "invoices", "id",
+		bigserial.WithDependents("DROP VIEW invoice_totals;",
+			"CREATE VIEW invoice_totals AS SELECT id, customer_id, total FROM invoices;"))
+	if err != nil {
+		panic(err)
+	}
+	files, err := conv.Files("goose", "00002_ulid_flake_keys")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Print(files["00002_ulid_flake_keys.sql"])
 }
 
 func ExampleConversion_EpochFiles() {
@@ -101,7 +143,7 @@ func ExampleConversion_EpochFiles() {
 	}
 	db, _ := sql.Open("pgx", url)
 	defer db.Close()
-	conv, err := migrations.ConvertKeys(context.Background(), db, []migrations.Key{{Table: "customers", Column: "id"}})
+	conv, err := bigserial.ConvertKeys(context.Background(), db, []bigserial.Key{{Table: "customers", Column: "id"}})
 	if err != nil {
 		panic(err)
 	}
