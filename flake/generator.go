@@ -148,7 +148,7 @@ func WithClock(now func() time.Time) Option {
 func WithRandom(src rand.Source) Option {
 	return func(c *config) error {
 		if src == nil {
-			return fmt.Errorf("%w: WithRandom(nil): want a random source", ErrOption)
+			return fmt.Errorf("%w: WithRandom(nil): want a rand.Source", ErrOption)
 		}
 		c.src = src
 		return nil
