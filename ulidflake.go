@@ -17,7 +17,7 @@
 // and query bounds; [Prefixed] gives it a per-entity prefix in text
 // (cus_...) while it stays a bigint. A generator under another epoch or
 // with a SID takes [WithEpoch] and [WithSID]. The generator's other options
-// (entropy, clock, random source, max lead) and the errors of parsing live
+// (entropy, clock, randomness, max lead) and the errors of parsing live
 // in package flake; pgx support in pgxtype; GORM support in gormplugin.
 package ulidflake
 
@@ -98,9 +98,9 @@ type TextID = sqltype.TextID
 //   - [sqltype.Bound.Format]: prints as an ID does.
 type Bound = sqltype.Bound
 
-// TrustedID is an ID for decoding JSON from a source that writes exact
-// integers, such as PostgreSQL's row_to_json and json_agg. It is an alias
-// of [flake.TrustedID], which embeds [ID] and has its methods, and its own
+// TrustedID is an ID for decoding JSON written with exact integers, as
+// PostgreSQL's row_to_json and json_agg write it. It is an alias of
+// [flake.TrustedID], which embeds [ID] and has its methods, and its own
 // decoders, documented there:
 //
 //   - [flake.TrustedID.UnmarshalJSON]: a bare integer up to 2^63-1, exactly.
@@ -219,5 +219,5 @@ func MustParse(s string) ID { return flake.MustParse(s) }
 func ParseInt(s string) (ID, error) { return flake.ParseInt(s) }
 
 // FromInt returns the ID with the value v, refusing a negative v, for an
-// int64 from a source you do not trust; see flake.FromInt.
+// int64 from input you do not trust; see flake.FromInt.
 func FromInt(v int64) (ID, error) { return flake.FromInt(v) }

@@ -124,7 +124,7 @@ func ExampleNewGenerator() {
 	fmt.Println(err)
 	// Output:
 	// 7 <nil>
-	// flake: invalid option: SID 32 is not in 0..31
+	// flake: invalid option: WithSID(32): want 0..31
 }
 
 func ExampleGenerator_New() {
@@ -233,7 +233,7 @@ func ExampleWithEntropy() {
 	fmt.Println(err)
 	// Output:
 	// <nil>
-	// flake: invalid option: entropy size 3 is not in 1..2 for the scalable layout
+	// flake: invalid option: WithEntropy(3): want 1..2 for the scalable layout
 }
 
 func ExampleWithClock() {

@@ -94,7 +94,7 @@ type config struct {
 func WithSID(sid int) Option {
 	return func(c *config) error {
 		if sid < 0 || sid > MaxSID {
-			return fmt.Errorf("%w: SID %d is not in 0..%d", ErrOption, sid, MaxSID)
+			return fmt.Errorf("%w: WithSID(%d): want 0..%d", ErrOption, sid, MaxSID)
 		}
 		c.scalable, c.sid = true, sid
 		return nil
@@ -121,7 +121,7 @@ func WithEntropy(n int) Option {
 func WithMaxLead(d time.Duration) Option {
 	return func(c *config) error {
 		if d < time.Millisecond {
-			return fmt.Errorf("%w: max lead %s is below 1ms", ErrOption, d)
+			return fmt.Errorf("%w: WithMaxLead(%s): want at least 1ms", ErrOption, d)
 		}
 		c.maxLead = d
 		return nil
@@ -133,7 +133,7 @@ func WithMaxLead(d time.Duration) Option {
 func WithClock(now func() time.Time) Option {
 	return func(c *config) error {
 		if now == nil {
-			return fmt.Errorf("%w: nil clock", ErrOption)
+			return fmt.Errorf("%w: WithClock(nil): want a clock", ErrOption)
 		}
 		c.clock = now
 		return nil
@@ -148,7 +148,7 @@ func WithClock(now func() time.Time) Option {
 func WithRandom(src rand.Source) Option {
 	return func(c *config) error {
 		if src == nil {
-			return fmt.Errorf("%w: nil random source", ErrOption)
+			return fmt.Errorf("%w: WithRandom(nil): want a rand.Source", ErrOption)
 		}
 		c.src = src
 		return nil
@@ -161,7 +161,10 @@ func WithRandom(src rand.Source) Option {
 // option.
 func NewGenerator(opts ...Option) (*Generator, error) {
 	c := config{entropy: 1, maxLead: DefaultMaxLead}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("%w: option %d is nil", ErrOption, i)
+		}
 		if err := o(&c); err != nil {
 			return nil, err
 		}
@@ -183,7 +186,7 @@ func NewGenerator(opts ...Option) (*Generator, error) {
 		if c.scalable {
 			layout = "scalable"
 		}
-		return nil, fmt.Errorf("%w: entropy size %d is not in 1..%d for the %s layout", ErrOption, c.entropy, maxEntropy, layout)
+		return nil, fmt.Errorf("%w: WithEntropy(%d): want 1..%d for the %s layout", ErrOption, c.entropy, maxEntropy, layout)
 	}
 	g.stepMax = 1<<(8*c.entropy) - 1
 	return g, nil

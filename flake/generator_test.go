@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -346,13 +347,25 @@ func TestGeneratorTimeLimits(t *testing.T) {
 	}
 }
 
+// A bad option is ErrOption, and its message names the option and its
+// value; a nil option too, where it panicked.
 func TestGeneratorOptions(t *testing.T) {
-	for _, opts := range [][]Option{
-		{WithSID(-1)}, {WithSID(32)}, {WithEntropy(0)}, {WithEntropy(4)},
-		{WithSID(1), WithEntropy(3)}, {WithClock(nil)}, {WithRandom(nil)},
+	for _, tc := range []struct {
+		opts []Option
+		name string
+	}{
+		{[]Option{WithSID(-1)}, "WithSID(-1)"},
+		{[]Option{WithSID(32)}, "WithSID(32)"},
+		{[]Option{WithEntropy(0)}, "WithEntropy(0)"},
+		{[]Option{WithEntropy(4)}, "WithEntropy(4)"},
+		{[]Option{WithSID(1), WithEntropy(3)}, "WithEntropy(3)"},
+		{[]Option{WithClock(nil)}, "WithClock(nil)"},
+		{[]Option{WithRandom(nil)}, "WithRandom(nil)"},
+		{[]Option{WithMaxLead(0)}, "WithMaxLead(0s)"},
+		{[]Option{WithSID(1), nil}, "option 1 is nil"},
 	} {
-		if _, err := NewGenerator(opts...); !errors.Is(err, ErrOption) {
-			t.Errorf("NewGenerator error = %v, want ErrOption", err)
+		if _, err := NewGenerator(tc.opts...); !errors.Is(err, ErrOption) || !strings.Contains(err.Error(), tc.name) {
+			t.Errorf("NewGenerator error = %v, want ErrOption naming %s", err, tc.name)
 		}
 	}
 	// The SID is in every scalable ID.

@@ -99,7 +99,7 @@ func TestJSONErrorsShowValuesAsJSON(t *testing.T) {
 	long := strings.Repeat("9", 100)
 	above := "the number 95834049799701782 is above 2^53: a JSON number that large has lost precision " +
 		"in JavaScript before it arrives (it may now name another ID); send the 13-character string " +
-		"(or, for JSON from a source that writes exact integers, such as PostgreSQL, decode into flake.TrustedID)"
+		"(or, for JSON written with exact integers, as PostgreSQL writes it, decode into flake.TrustedID)"
 	for _, tc := range []struct {
 		in      string
 		id      string // the error of ID.UnmarshalJSON

@@ -98,7 +98,7 @@ func (id *ID) UnmarshalJSON(b []byte) error {
 		if err == nil && v > MaxJSONNumber {
 			err = fmt.Errorf("%w: the number %s is above 2^53: a JSON number that large has lost precision "+
 				"in JavaScript before it arrives (it may now name another ID); send the 13-character string "+
-				"(or, for JSON from a source that writes exact integers, such as PostgreSQL, decode into flake.TrustedID)",
+				"(or, for JSON written with exact integers, as PostgreSQL writes it, decode into flake.TrustedID)",
 				ErrJSON, jsonValue(b))
 		}
 	default:

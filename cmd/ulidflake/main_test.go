@@ -148,7 +148,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"bad-input\n", []string{"inspect"}, `"bad-input"`},
 		{"", []string{"inspect"}, "no IDs given"},
 		{"", []string{"new", "-sid", "32"}, "-sid 32: a SID is 0..31"},
-		{"", []string{"new", "-entropy", "4"}, "entropy size 4"},
+		{"", []string{"new", "-entropy", "4"}, "WithEntropy(4): want 1..3"},
 		{"", []string{"new", "-format", "xml"}, `-format "xml"`},
 		{"", []string{"new", "-n", "0"}, "-n 0"},
 		{"", []string{"new", "-bogus"}, "new: unknown flag -bogus"},

@@ -5,6 +5,7 @@ package dbtest
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/ulidflake/ulidflake/flake"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 	"github.com/ulidflake/ulidflake/otel"
 	"github.com/ulidflake/ulidflake/sidlease"
@@ -120,6 +122,50 @@ func TestLeaseLoss(t *testing.T) {
 		}
 		if _, found := got["ulidflake.lease.clock_skew"][ns.Equivalent()]; !found {
 			t.Error("no clock skew recorded")
+		}
+	})
+}
+
+// A lease's generator reports through the lease's observer, with the
+// lease's namespace: New called until the millisecond is used up counts
+// its overflows under ulidflake.namespace, and none without it.
+func TestLeaseGeneratorEvents(t *testing.T) {
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		reader := sdkmetric.NewManualReader()
+		obs, err := otel.NewObserver(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool, err := pgxpool.New(ctx, db.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pool.Close()
+		lease, err := sidlease.Acquire(ctx, pool, "bursty", sidlease.WithValidity(time.Second), sidlease.WithObserver(obs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lease.Close()
+		overflows := 0
+		for tries := 0; overflows == 0 && tries < 10_000_000; tries++ {
+			if _, err := lease.New(); errors.Is(err, flake.ErrMonotonicOverflow) {
+				overflows++
+			} else if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if overflows == 0 {
+			t.Fatal("no overflow in 10,000,000 calls of New")
+		}
+		got := counts(t, reader)["ulidflake.generator.overflows"]
+		ns := attribute.NewSet(otel.NamespaceKey.String("bursty"))
+		if n := got[ns.Equivalent()]; n != float64(overflows) {
+			t.Errorf("overflows under the namespace %v, want %d (all: %v)", n, overflows, got)
+		}
+		if n, found := got[attribute.EmptySet().Equivalent()]; found {
+			t.Errorf("%v overflows without the namespace", n)
 		}
 	})
 }
