@@ -133,7 +133,7 @@ func TestRLSCopy(t *testing.T) {
 			require.NoError(t, conn.QueryRow(ctx, `SELECT ulid_flake_decode($1, 'ten')`, tenant).Scan(&tenantID))
 			out := make([][]any, n)
 			for i := range out {
-				id, err := ulidflake.New()
+				id, err := ulidflake.NewWait(ctx)
 				require.NoError(t, err)
 				out[i] = []any{id.Int64(), tenantID, i}
 			}
