@@ -95,7 +95,7 @@ func EmptyDB(t *testing.T, s *pgtest.Server) *sql.DB {
 	admin, err := pgx.Connect(ctx, s.URL)
 	require.NoError(t, err)
 	defer admin.Close(ctx)
-	name := fmt.Sprintf("empty_%d_%d", s.Major, nextEmpty())
+	name := pgtest.UniqueName() + "_empty"
 	_, err = admin.Exec(ctx, `CREATE DATABASE `+name+` TEMPLATE template0`)
 	require.NoError(t, err)
 	cfg, err := pgx.ParseConfig(s.URL)
@@ -112,13 +112,6 @@ func EmptyDB(t *testing.T, s *pgtest.Server) *sql.DB {
 		}
 	})
 	return db
-}
-
-func nextEmpty() int {
-	emptyMu.Lock()
-	defer emptyMu.Unlock()
-	emptyN++
-	return emptyN
 }
 
 // EmptyDBNamed is EmptyDB that also returns the database's name.
@@ -319,11 +312,6 @@ var HostileSchemas = []string{
 	`a$body$b`, `"50%off"`, `x%y`, `x%%y`, `x%1$s`, `it's`, "new\nline", `x--y`, `/*c`, `$$`, `$tag$`, `back\slash`,
 	`x';END IF;DROP TABLE victim;--`, "ünï🦀", strings.Repeat("é", 31) + "x",
 }
-
-var (
-	emptyMu sync.Mutex
-	emptyN  int
-)
 
 // QuoteIdent quotes s as an SQL identifier.
 func QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -119,15 +118,13 @@ func (d *database) connInfo(t *testing.T) string {
 	return ci
 }
 
-var dbSeq atomic.Int64
-
 // freshDB creates an empty database (template0's clone) on s, owned by
 // owner (the superuser when ""), and drops it when t ends. Its pool
 // connects as the owner.
 func freshDB(t *testing.T, s *pgtest.Server, owner, password string) *database {
 	t.Helper()
 	ctx := context.Background()
-	name := fmt.Sprintf("moved_%d", dbSeq.Add(1))
+	name := pgtest.UniqueName() + "_moved"
 	admin := pool(t, s.URL)
 	stmt := `CREATE DATABASE ` + name + ` TEMPLATE template0`
 	if owner != "" {
@@ -174,7 +171,7 @@ func stdDB(t *testing.T, p *pgxpool.Pool) *sql.DB {
 // (after the databases it owns, which are dropped first when created later).
 func role(t *testing.T, s *pgtest.Server) (name, password string) {
 	t.Helper()
-	name, password = fmt.Sprintf("mover_%d", dbSeq.Add(1)), "mover"
+	name, password = pgtest.UniqueName()+"_mover", "mover"
 	admin := pool(t, s.URL)
 	_, err := admin.Exec(context.Background(), fmt.Sprintf(`CREATE ROLE %s LOGIN PASSWORD '%s'`, name, password))
 	require.NoError(t, err)

@@ -97,7 +97,6 @@ type Server struct {
 	URL   string // connection URL of its maintenance database
 
 	admin    *pgxpool.Pool
-	seq      atomic.Int64
 	ctr      *tcpostgres.PostgresContainer // nil for a URL
 	shared   bool                          // a shared server (shared.go): never stopped by this process
 	template string                        // the database NewDB clones
@@ -206,10 +205,18 @@ func (s *Server) NewDB(t testing.TB) *DB {
 	return db
 }
 
+var nameSeq atomic.Int64
+
+// UniqueName returns a database name that no other test process uses on a
+// shared server: "t_", this process's id and a counter. A test that makes
+// databases of its own names them with it (a suffix may follow), so that
+// the harness drops them when a killed run left them behind.
+func UniqueName() string { return fmt.Sprintf("t_%d_%d", os.Getpid(), nameSeq.Add(1)) }
+
 // newDB creates a database cloned from the template, and the function that
 // drops it.
 func (s *Server) newDB(ctx context.Context) (*DB, func() error, error) {
-	name := fmt.Sprintf("t_%d_%d", os.Getpid(), s.seq.Add(1))
+	name := UniqueName()
 	if _, err := s.admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, s.template)); err != nil {
 		return nil, nil, fmt.Errorf("pgtest: creating database %s on %s: %w", name, s.Name, err)
 	}

@@ -270,9 +270,9 @@ func (s *Server) prepareTemplate(ctx context.Context, setup Setup) error {
 	return err
 }
 
-// leftover matches the databases of a test process: its test databases
-// and a template it was building.
-var leftover = regexp.MustCompile(`^(?:t_([0-9]+)_[0-9]+|tpl_[0-9a-f]+_b([0-9]+))$`)
+// leftover matches the databases of a test process: those named by
+// [UniqueName] and a template it was building.
+var leftover = regexp.MustCompile(`^(?:t_([0-9]+)_[0-9]+(?:_.*)?|tpl_[0-9a-f]+_b([0-9]+))$`)
 
 // dropLeftovers drops the databases of test processes of this machine that
 // are gone (killed before their cleanup ran).
