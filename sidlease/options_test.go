@@ -30,8 +30,8 @@ func (d *countingDB) exec(context.Context, string, ...any) (int64, error) {
 }
 
 // maxOptionError bounds the text of an option's error: the sentinel, the
-// option's name, at most maxQuoted bytes of each bad value it quotes (two
-// table parts at most) and the limit.
+// option's name, at most maxQuoted bytes of the bad value it quotes, and
+// the limit.
 const maxOptionError = 400
 
 // Every option, and the namespace, out of its limits is refused with
