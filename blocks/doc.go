@@ -2,7 +2,7 @@
 // that any number of instances make collision-free IDs with no SID, no
 // lease and no per-instance configuration.
 //
-//	src, err := blocks.New(db) // db: a *sql.DB on the migrated database
+//	src, err := blocks.NewSource(db) // db: a *sql.DB on the migrated database
 //	defer src.Close()
 //	id, err := src.NewWait(ctx)
 //
@@ -31,27 +31,29 @@
 // # Time order
 //
 // An ID carries the database's clock when its block was made. A Source
-// hands out no ID whose block was asked for more than MaxAge ago
-// (default [DefaultMaxAge], 1 s; [WithMaxAge]), on its monotonic clock:
-// it drops the rest of the block and uses or reserves a newer one. So an
-// ID's time is within MaxAge + 1 ms (its time is rounded down to the
-// millisecond) before the moment it was handed out, and of
-// two IDs handed out more than MaxAge apart, on any instances, the later
-// one's time is not earlier (on a mesh, add the skew between the nodes'
-// clocks). IDs handed out within MaxAge of each other may be in either
-// order, even from one Source. The database's clock stepping back breaks
-// the order as it does for IDs made by DEFAULT. MaxAge must exceed the
-// reservation's round trip: a block that arrives older is dropped whole,
-// and New's error wraps [ErrBlockTooOld], naming the round trip.
+// hands out no ID whose block was asked for longer ago than its validity
+// (default [DefaultValidity], 1 s; [WithValidity]), on its monotonic
+// clock: it drops the rest of the block and uses or reserves a newer one.
+// So an ID's time is within the validity + 1 ms (its time is rounded
+// down to the millisecond) before the moment it was handed out, and of
+// two IDs handed out more than the validity apart, on any instances, the
+// later one's time is not earlier (on a mesh, add the skew between the
+// nodes' clocks). IDs handed out within the validity of each other may be
+// in either order, even from one Source. The database's clock stepping
+// back breaks the order as it does for IDs made by DEFAULT. The validity
+// must exceed the reservation's round trip: a block that arrives older is
+// dropped whole, and the reservation's error wraps [ErrBlockTooOld],
+// naming the round trip (docs/observability.md says what to change when
+// round trips grow that long under load).
 //
 // # Waiting
 //
-// When half of the current block is handed out, or half the MaxAge has
+// When half of the current block is handed out, or half its validity has
 // passed since it was asked for, the Source reserves the next in the
 // background (one reservation at a time), so New rarely waits for a round
 // trip, at a high rate or a low one: it waits when a block is used up or
 // too old before the next arrives, after a pause longer than half the
-// MaxAge, and on the first call. [Source.NewWait] waits at most
+// validity, and on the first call. [Source.NewWait] waits at most
 // until its context ends or [WithTimeout] (default 10 s) passes; then it
 // returns an error wrapping [ErrUnavailable] and the cause. It retries
 // failed reservations meanwhile, pausing 50 ms, then longer, up to 1 s,
@@ -65,9 +67,9 @@
 //
 // # What it costs
 //
-// One round trip per block, and at least one per half the MaxAge while
+// One round trip per block, and at least one per half the validity while
 // IDs are handed out; the IDs a block still holds when the instance stops
-// or crashes, or when the block grows older than MaxAge, are never used
+// or crashes, or when the block's validity ends, are never used
 // (the database never makes them again). BENCHMARKS.md compares the
 // rate and the round trips with the scalable layout under a lease.
 //
@@ -80,7 +82,7 @@
 // there, as for any statement through a transaction pooler). The function
 // is called by its schema-qualified name ([WithSchema]), so the
 // connection's search_path does not change what runs. A Source has the
-// method NewWait(ctx) (flake.ID, error), so it is a gormplugin.Source
-// (gormplugin.WithGenerator(src)), and pgx, sqlc, ent and bun code calls
-// NewWait where it calls a lease's.
+// method NewWait(ctx) (flake.ID, error): it is a flake.Source, which the
+// GORM plugin takes as it takes a lease, and pgx, sqlc, ent and bun code
+// calls NewWait where it calls a lease's.
 package blocks

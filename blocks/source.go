@@ -11,10 +11,12 @@ import (
 	"time"
 
 	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/migrations"
 )
 
-// Source hands out IDs from blocks that the database made. It is safe for
-// concurrent use. Create it with [New]; [Close] it when done.
+// Source hands out IDs from blocks that the database made: it is a
+// flake.Source. It is safe for concurrent use. Create it with
+// [NewSource]; [Source.Close] it when done.
 type Source struct {
 	db    *sql.DB
 	query string // the reservation, with the schema quoted in
@@ -41,8 +43,8 @@ type Source struct {
 type block struct {
 	ids     []flake.ID
 	next    int
-	ahead   time.Time // when it was asked for, plus half the MaxAge (monotonic)
-	expires time.Time // when it was asked for, plus MaxAge (monotonic)
+	ahead   time.Time // when it was asked for, plus half the validity (monotonic)
+	expires time.Time // when it was asked for, plus the validity (monotonic)
 }
 
 // usable reports whether b has an ID left that is not too old at now.
@@ -50,13 +52,16 @@ func (b *block) usable(now time.Time) bool {
 	return b.next < len(b.ids) && now.Before(b.expires)
 }
 
-// New returns a Source that reserves blocks through db, where the
+var _ flake.Source = (*Source)(nil)
+
+// NewSource returns a Source that reserves blocks through db, where the
 // migrations (version 9 or later) installed ulid_flake_block. It does not
 // touch the database: the first [Source.New] reserves the first block.
-// Options outside their limits give [ErrInvalidOption].
-func New(db *sql.DB, opts ...Option) (*Source, error) {
+// A nil db, or an option outside its limits, gives an error wrapping
+// flake.ErrOption.
+func NewSource(db *sql.DB, opts ...Option) (*Source, error) {
 	if db == nil {
-		return nil, fmt.Errorf("%w: a nil *sql.DB", ErrInvalidOption)
+		return nil, optionError("NewSource(nil): want a *sql.DB")
 	}
 	o, err := newOptions(opts)
 	if err != nil {
@@ -77,12 +82,12 @@ func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`)
 func (s *Source) New() (flake.ID, error) { return s.NewWait(context.Background()) }
 
 // NewWait returns a new ID: the next of the current block, unless it is
-// used up or older than MaxAge; then the block reserved ahead, or one
+// used up or past its validity; then the block reserved ahead, or one
 // reserved now. It waits for a block until ctx ends or [WithTimeout]
 // passes, whichever comes first, retrying failed reservations; then it
 // returns an error that wraps [ErrUnavailable], the context's error and
-// the last reservation's. An install it cannot call gives
-// [ErrNotInstalled] at once; a closed source, [ErrClosed]. An ID is
+// the last reservation's. An install it cannot call gives an error
+// wrapping migrations.ErrNotInstalled at once; a closed source, [ErrClosed]. An ID is
 // never handed out twice.
 func (s *Source) NewWait(ctx context.Context) (flake.ID, error) {
 	s.mu.Lock()
@@ -127,7 +132,7 @@ func (s *Source) wait(ctx, caller context.Context) (flake.ID, error) {
 		}
 		stop()
 		s.mu.Lock()
-		if errors.Is(s.err, ErrNotInstalled) {
+		if errors.Is(s.err, migrations.ErrNotInstalled) {
 			return 0, s.err
 		}
 		if ctx.Err() != nil {
@@ -155,8 +160,9 @@ func (s *Source) unavailable(cause error, callers bool) error {
 }
 
 // take hands out the next ID, from the current block or else the spare
-// one, dropping blocks used up or too old; it reserves the next block
-// once the current one is half used or half the MaxAge old, so that a
+// one, dropping blocks used up or past their validity; it reserves the
+// next block once the current one is half used or half its validity old,
+// so that a
 // caller at a low rate, whose blocks age out, rarely waits either. The
 // caller holds s.mu.
 func (s *Source) take(now time.Time) (flake.ID, bool) {
@@ -260,15 +266,15 @@ func (s *Source) keep(b block, err error) {
 			s.ended(s.cur)
 			s.cur = b
 		}
-	} else if !errors.Is(err, ErrNotInstalled) {
+	} else if !errors.Is(err, migrations.ErrNotInstalled) {
 		s.backoff = min(max(2*s.backoff, 50*time.Millisecond), time.Second)
 		s.retryAt = time.Now().Add(s.backoff)
 	}
 }
 
-// fetch reserves one block in one round trip. Its IDs expire MaxAge after
-// the call was sent: the database made them after that. A block that
-// arrives expired is [ErrBlockTooOld].
+// fetch reserves one block in one round trip. Its IDs expire the validity
+// after the call was sent: the database made them after that. A block
+// that arrives expired is [ErrBlockTooOld].
 func (s *Source) fetch() (block, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.o.timeout)
 	defer cancel()
@@ -281,13 +287,14 @@ func (s *Source) fetch() (block, error) {
 	if err != nil {
 		return block{}, err
 	}
-	if rtt := time.Since(sent); rtt >= s.o.maxAge {
-		return block{}, fmt.Errorf("%w(%v): the round trip took %v; raise WithMaxAge above the round trip", ErrBlockTooOld, s.o.maxAge, rtt)
+	if rtt := time.Since(sent); rtt >= s.o.validity {
+		return block{}, fmt.Errorf("%w(%v): the round trip took %v; raise WithValidity above the round trip", ErrBlockTooOld, s.o.validity, rtt)
 	}
-	return block{ids: ids, ahead: sent.Add(s.o.maxAge / 2), expires: sent.Add(s.o.maxAge)}, nil
+	return block{ids: ids, ahead: sent.Add(s.o.validity / 2), expires: sent.Add(s.o.validity)}, nil
 }
 
-// classify wraps the errors that retrying cannot mend in ErrNotInstalled:
+// classify wraps the errors that retrying cannot mend in
+// migrations.ErrNotInstalled:
 // SQLSTATE 42883 (no such function), 3F000 (no such schema), 42501 (no
 // privilege), read from the driver's error (pgx's and lib/pq's have
 // SQLState()).
@@ -296,7 +303,9 @@ func classify(err error) error {
 	if errors.As(err, &pg) {
 		switch pg.SQLState() {
 		case "42883", "3F000", "42501":
-			return fmt.Errorf("%w: %w", ErrNotInstalled, err)
+			return fmt.Errorf("blocks: ulid_flake_block(integer) is not callable (%w): "+
+				"migrate the database to version 9 or later (migrations.Migrate), and name its schema with WithSchema: %w",
+				migrations.ErrNotInstalled, err)
 		}
 	}
 	return err

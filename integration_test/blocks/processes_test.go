@@ -35,7 +35,7 @@ func runChild() int {
 	n, _ := strconv.Atoi(os.Getenv(envN))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	got, err := writer(ctx, os.Getenv(envChild), w, n, blocks.WithSize(32), blocks.WithMaxAge(childAge))
+	got, err := writer(ctx, os.Getenv(envChild), w, n, blocks.WithSize(32), blocks.WithValidity(childAge))
 	out := bufio.NewWriter(os.Stdout)
 	for _, h := range got {
 		fmt.Fprintf(out, "%d %d %d\n", h.id, h.before.UnixNano(), h.after.UnixNano())
