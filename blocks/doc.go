@@ -65,6 +65,22 @@
 // made it, once a waiting New may go on, so Observe may call New, and
 // should return quickly.
 //
+// # Connections
+//
+// A Source reserves on a connection of its own: it takes one from the
+// pool for its first reservation and keeps it, so that callers that hold
+// the pool's other connections (transactions that make IDs, as GORM's
+// creates do) never keep it from reserving. Size a bounded pool
+// (SetMaxOpenConns) for the callers plus one per Source. A broken
+// connection goes back to the pool after the reservation that failed on
+// it, and the next reservation takes another; [Source.Close] gives it
+// back. A pool of one connection is not kept, as the Source would take it
+// from its callers: each reservation borrows it, so a caller that holds
+// it while it asks for an ID waits out [WithTimeout]. Whenever a wait ends
+// while a reservation still waits for the pool, the error names the pool
+// and the fix: raise SetMaxOpenConns, or give [NewSource] a *sql.DB of its
+// own (sql.Open on the same URL).
+//
 // # What it costs
 //
 // One round trip per block, and at least one per half the validity while

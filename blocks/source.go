@@ -3,6 +3,7 @@ package blocks
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strconv"
@@ -37,6 +38,8 @@ type Source struct {
 	running int           // reservations running: the current one, and one given up on
 	ends    []int64       // blocks ended, not yet reported: the IDs each dropped
 	closed  bool
+	conn    *sql.Conn // the source's own connection, between reservations
+	pooling int       // reservations waiting for a connection of the pool
 }
 
 // block is a run of IDs, ascending, and when its IDs grow too old.
@@ -142,15 +145,19 @@ func (s *Source) wait(ctx, caller context.Context) (flake.ID, error) {
 }
 
 // unavailable is the error of a wait that ended with cause: the caller's
-// context's end, or else WithTimeout's. It names which, and the last
-// reservation's error, or the reservation still running. The caller holds
-// s.mu.
+// context's end, or else WithTimeout's. It names which, and a reservation
+// waiting for a connection of a pool that has none free (with the fix),
+// or else the last reservation's error, or the reservation still running.
+// The caller holds s.mu.
 func (s *Source) unavailable(cause error, callers bool) error {
 	when := fmt.Sprintf("within WithTimeout(%v)", s.o.timeout)
 	if callers {
 		when = "before the caller's context ended"
 	}
+	advice := s.poolAdvice()
 	switch {
+	case s.filling != nil && s.pooling > 0 && advice != "":
+		return fmt.Errorf("%w %s: %w (a reservation waits for a connection: %s)", ErrUnavailable, when, cause, advice)
 	case s.err != nil:
 		return fmt.Errorf("%w %s: %w (last reservation: %w)", ErrUnavailable, when, cause, s.err)
 	case s.filling != nil:
@@ -235,7 +242,7 @@ func (s *Source) fill(done chan struct{}, start time.Time) {
 		t.Stop()
 	}
 	sent := time.Now()
-	b, err := s.fetch()
+	b, err := s.fetch(done)
 	s.mu.Lock()
 	s.running--
 	current := s.filling == done && !s.closed
@@ -272,15 +279,32 @@ func (s *Source) keep(b block, err error) {
 	}
 }
 
-// fetch reserves one block in one round trip. Its IDs expire the validity
+// fetch reserves one block in one round trip, for the reservation that
+// done ends, on the source's own connection. Its IDs expire the validity
 // after the call was sent: the database made them after that. A block
 // that arrives expired is [ErrBlockTooOld].
-func (s *Source) fetch() (block, error) {
+func (s *Source) fetch(done chan struct{}) (block, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.o.timeout)
 	defer cancel()
+	conn, kept, err := s.acquire(ctx)
+	if err != nil {
+		return block{}, err
+	}
 	sent := time.Now()
 	var list string
-	if err := s.db.QueryRowContext(ctx, s.query, s.o.size).Scan(&list); err != nil {
+	err = conn.QueryRowContext(ctx, s.query, s.o.size).Scan(&list)
+	if kept && errors.Is(err, driver.ErrBadConn) {
+		// It broke while kept (a restart): another, as database/sql
+		// retries a query on a broken connection of its pool.
+		s.release(conn, false, done)
+		if conn, _, err = s.acquire(ctx); err != nil {
+			return block{}, err
+		}
+		sent = time.Now()
+		err = conn.QueryRowContext(ctx, s.query, s.o.size).Scan(&list)
+	}
+	s.release(conn, err == nil, done)
+	if err != nil {
 		return block{}, classify(err)
 	}
 	ids, err := parseBlock(list, s.o.size)
@@ -328,8 +352,66 @@ func parseBlock(list string, n int) ([]flake.ID, error) {
 	return ids, nil
 }
 
+// acquire returns the source's own connection, kept since an earlier
+// reservation (kept is true), or, when it has none (the first
+// reservation, one after an error, one while a reservation given up on
+// still holds it), one taken from the pool: an error that ends a wait for
+// the pool names the pool and the fix.
+func (s *Source) acquire(ctx context.Context) (conn *sql.Conn, kept bool, err error) {
+	s.mu.Lock()
+	conn = s.conn
+	s.conn = nil
+	if conn == nil {
+		s.pooling++
+	}
+	s.mu.Unlock()
+	if conn != nil {
+		return conn, true, nil
+	}
+	conn, err = s.db.Conn(ctx)
+	s.mu.Lock()
+	s.pooling--
+	advice := s.poolAdvice()
+	s.mu.Unlock()
+	if err != nil && advice != "" {
+		return nil, false, fmt.Errorf("%w (%s)", err, advice)
+	}
+	return conn, false, err
+}
+
+// release keeps conn as the source's own once its reservation (the one
+// that done ends) succeeded, unless that reservation was given up on, the
+// source was closed, or the pool holds only one connection, which the
+// source would then take from its callers; else it gives conn back to the
+// pool, which drops it if it is broken.
+func (s *Source) release(conn *sql.Conn, ok bool, done chan struct{}) {
+	s.mu.Lock()
+	keep := ok && s.filling == done && !s.closed && s.conn == nil && s.db.Stats().MaxOpenConnections != 1
+	if keep {
+		s.conn = conn
+	}
+	s.mu.Unlock()
+	if !keep {
+		conn.Close()
+	}
+}
+
+// poolAdvice says, when every connection of a bounded pool is in use, that
+// the source needs one beside its callers', and the fix; else "". The
+// caller holds s.mu.
+func (s *Source) poolAdvice() string {
+	st := s.db.Stats()
+	if st.MaxOpenConnections == 0 || st.InUse < st.MaxOpenConnections {
+		return ""
+	}
+	return fmt.Sprintf("all %d connections of the pool (SetMaxOpenConns(%d)) are in use: the source needs one beside "+
+		"those its callers hold, as a transaction that makes IDs does; raise SetMaxOpenConns, or give NewSource a *sql.DB of its own",
+		st.InUse, st.MaxOpenConnections)
+}
+
 // Close stops the source: the reservations in flight are cancelled, the
-// IDs left are dropped (never handed out), and New returns [ErrClosed].
+// IDs left are dropped (never handed out), its connection goes back to
+// the pool, and New returns [ErrClosed].
 // It waits at most 100 ms for a reservation to end (lib/pq does not stop a
 // query the server does not answer; its result is dropped when it comes).
 // It returns nil, and may be called more than once.
@@ -337,7 +419,12 @@ func (s *Source) Close() error {
 	s.mu.Lock()
 	s.closed = true
 	s.cur, s.spare = block{}, block{}
+	conn := s.conn
+	s.conn = nil
 	s.mu.Unlock()
+	if conn != nil {
+		conn.Close()
+	}
 	s.cancel()
 	ended := make(chan struct{})
 	go func() { s.wg.Wait(); close(ended) }()
