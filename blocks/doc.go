@@ -74,7 +74,8 @@
 // (SetMaxOpenConns) for the callers plus one per Source. A broken
 // connection goes back to the pool after the reservation that failed on
 // it, and the next reservation takes another; [Source.Close] gives it
-// back. A pool of one connection is not kept, as the Source would take it
+// back (SetConnMaxLifetime and SetConnMaxIdleTime do not apply while the
+// Source holds it). A pool of one connection is not kept, as the Source would take it
 // from its callers: each reservation borrows it, so a caller that holds
 // it while it asks for an ID waits out [WithTimeout]. Whenever a wait ends
 // while a reservation still waits for the pool, the error names the pool
