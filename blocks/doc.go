@@ -68,9 +68,9 @@
 // # Connections
 //
 // A Source reserves on a connection of its own: it takes one from the
-// pool for its first reservation and keeps it, so that callers that hold
-// the pool's other connections (transactions that make IDs, as GORM's
-// creates do) never keep it from reserving. Size a bounded pool
+// pool for its first reservation and keeps it, so that from then on
+// callers that hold the pool's other connections (transactions that make
+// IDs, as GORM's creates do) never keep it from reserving. Size a bounded pool
 // (SetMaxOpenConns) for the callers plus one per Source. A broken
 // connection goes back to the pool after the reservation that failed on
 // it, and the next reservation takes another; [Source.Close] gives it

@@ -141,7 +141,7 @@ func TestProcesses(t *testing.T) {
 			defer func() {
 				t.Logf("%d processes, %s, on %d CPUs: %d reservations, %d arrived older than WithValidity(%v), %d failed otherwise, "+
 					"slowest round trip %v; %d calls waited longer than %v", instances, path, runtime.NumCPU(),
-					st.reserves.Load(), st.tooOld.Load(), st.failed.Load(), blocks.DefaultValidity,
+					st.reserves.Load(), st.tooOld.Load(), blocks.DefaultValidity, st.failed.Load(),
 					time.Duration(st.slowest.Load()).Round(time.Millisecond), st.pastTimeout.Load(), blocks.DefaultTimeout)
 			}()
 			all := collect(t, instances, func(w int) ([]handed, error) {
