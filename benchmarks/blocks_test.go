@@ -75,7 +75,7 @@ func BenchmarkBlocksCost(b *testing.B) {
 					src = l
 				default:
 					size := map[string]int{"blocks-1024": 1024, "blocks-65536": 65536}[name]
-					s, err := blocks.New(sdb, blocks.WithSize(size))
+					s, err := blocks.NewSource(sdb, blocks.WithSize(size))
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -2,7 +2,7 @@
 // that any number of instances make collision-free IDs with no SID, no
 // lease and no per-instance configuration.
 //
-//	src, err := blocks.New(db) // db: a *sql.DB on the migrated database
+//	src, err := blocks.NewSource(db) // db: a *sql.DB on the migrated database
 //	defer src.Close()
 //	id, err := src.NewWait(ctx)
 //
@@ -31,27 +31,29 @@
 // # Time order
 //
 // An ID carries the database's clock when its block was made. A Source
-// hands out no ID whose block was asked for more than MaxAge ago
-// (default [DefaultMaxAge], 1 s; [WithMaxAge]), on its monotonic clock:
-// it drops the rest of the block and uses or reserves a newer one. So an
-// ID's time is within MaxAge + 1 ms (its time is rounded down to the
-// millisecond) before the moment it was handed out, and of
-// two IDs handed out more than MaxAge apart, on any instances, the later
-// one's time is not earlier (on a mesh, add the skew between the nodes'
-// clocks). IDs handed out within MaxAge of each other may be in either
-// order, even from one Source. The database's clock stepping back breaks
-// the order as it does for IDs made by DEFAULT. MaxAge must exceed the
-// reservation's round trip: a block that arrives older is dropped whole,
-// and New's error wraps [ErrBlockTooOld], naming the round trip.
+// hands out no ID whose block was asked for longer ago than its validity
+// (default [DefaultValidity], 1 s; [WithValidity]), on its monotonic
+// clock: it drops the rest of the block and uses or reserves a newer one.
+// So an ID's time is within the validity + 1 ms (its time is rounded
+// down to the millisecond) before the moment it was handed out, and of
+// two IDs handed out more than the validity apart, on any instances, the
+// later one's time is not earlier (on a mesh, add the skew between the
+// nodes' clocks). IDs handed out within the validity of each other may be
+// in either order, even from one Source. The database's clock stepping
+// back breaks the order as it does for IDs made by DEFAULT. The validity
+// must exceed the reservation's round trip: a block that arrives older is
+// dropped whole, and the reservation's error wraps [ErrBlockTooOld],
+// naming the round trip (docs/observability.md says what to change when
+// round trips grow that long under load).
 //
 // # Waiting
 //
-// When half of the current block is handed out, or half the MaxAge has
+// When half of the current block is handed out, or half its validity has
 // passed since it was asked for, the Source reserves the next in the
 // background (one reservation at a time), so New rarely waits for a round
 // trip, at a high rate or a low one: it waits when a block is used up or
 // too old before the next arrives, after a pause longer than half the
-// MaxAge, and on the first call. [Source.NewWait] waits at most
+// validity, and on the first call. [Source.NewWait] waits at most
 // until its context ends or [WithTimeout] (default 10 s) passes; then it
 // returns an error wrapping [ErrUnavailable] and the cause. It retries
 // failed reservations meanwhile, pausing 50 ms, then longer, up to 1 s,
@@ -63,11 +65,28 @@
 // made it, once a waiting New may go on, so the [Observer] may call New, and
 // should return quickly.
 //
+// # Connections
+//
+// A Source reserves on a connection of its own: it takes one from the
+// pool for its first reservation and keeps it, so that from then on
+// callers that hold the pool's other connections (transactions that make
+// IDs, as GORM's creates do) never keep it from reserving. Size a bounded pool
+// (SetMaxOpenConns) for the callers plus one per Source. A broken
+// connection goes back to the pool after the reservation that failed on
+// it, and the next reservation takes another; [Source.Close] gives it
+// back (SetConnMaxLifetime and SetConnMaxIdleTime do not apply while the
+// Source holds it). A pool of one connection is not kept, as the Source would take it
+// from its callers: each reservation borrows it, so a caller that holds
+// it while it asks for an ID waits out [WithTimeout]. Whenever a wait ends
+// while a reservation still waits for the pool, the error names the pool
+// and the fix: raise SetMaxOpenConns, or give [NewSource] a *sql.DB of its
+// own (sql.Open on the same URL).
+//
 // # What it costs
 //
-// One round trip per block, and at least one per half the MaxAge while
+// One round trip per block, and at least one per half the validity while
 // IDs are handed out; the IDs a block still holds when the instance stops
-// or crashes, or when the block grows older than MaxAge, are never used
+// or crashes, or when the block's validity ends, are never used
 // (the database never makes them again). BENCHMARKS.md compares the
 // rate and the round trips with the scalable layout under a lease.
 //

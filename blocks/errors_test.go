@@ -48,7 +48,7 @@ func TestUnavailableMessage(t *testing.T) {
 		{silent, time.Minute, 300 * time.Millisecond, "blocks: no block of IDs from the database before the caller's context ended: " +
 			"context deadline exceeded (a reservation is running, with no answer yet)"},
 	} {
-		src, err := blocks.New(c.db, blocks.WithTimeout(c.timeout))
+		src, err := blocks.NewSource(c.db, blocks.WithTimeout(c.timeout))
 		if err != nil {
 			t.Fatal(err)
 		}

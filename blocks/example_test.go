@@ -15,7 +15,7 @@ import (
 	"github.com/ulidflake/ulidflake/gormplugin"
 )
 
-func ExampleNew() {
+func ExampleNewSource() {
 	url := os.Getenv("DATABASE_URL")
 	if url == "" {
 		return // needs a server migrated to version 9
@@ -27,7 +27,7 @@ func ExampleNew() {
 	defer db.Close()
 
 	// One Source per instance, with no configuration of its own.
-	src, err := blocks.New(db)
+	src, err := blocks.NewSource(db)
 	if err != nil {
 		panic(err)
 	}
@@ -47,7 +47,7 @@ func ExampleSource_New() {
 	// A database that does not answer: nothing listens on port 1.
 	db, _ := sql.Open("pgx", "postgres://app@127.0.0.1:1/app")
 	defer db.Close()
-	src, _ := blocks.New(db, blocks.WithTimeout(200*time.Millisecond))
+	src, _ := blocks.NewSource(db, blocks.WithTimeout(200*time.Millisecond))
 	defer src.Close()
 	// New waits at most 200ms for a block, then says why it has none.
 	_, err := src.New()
@@ -62,7 +62,7 @@ func ExampleSource_NewWait() {
 	}
 	db, _ := sql.Open("pgx", url)
 	defer db.Close()
-	src, _ := blocks.New(db)
+	src, _ := blocks.NewSource(db)
 	defer src.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
@@ -73,7 +73,7 @@ func ExampleSource_NewWait() {
 func ExampleSource_Close() {
 	db, _ := sql.Open("pgx", os.Getenv("DATABASE_URL"))
 	defer db.Close()
-	src, _ := blocks.New(db)
+	src, _ := blocks.NewSource(db)
 	_ = src.Close() // the IDs left in its blocks are never used
 	_, err := src.New()
 	fmt.Println(err)
@@ -84,17 +84,17 @@ func ExampleWithSize() {
 	db, _ := sql.Open("pgx", os.Getenv("DATABASE_URL"))
 	defer db.Close()
 	// 8192 IDs per round trip, for an instance that makes thousands per second.
-	src, err := blocks.New(db, blocks.WithSize(8192))
+	src, err := blocks.NewSource(db, blocks.WithSize(8192))
 	fmt.Println(err)
 	_ = src.Close()
 	// Output: <nil>
 }
 
-func ExampleWithMaxAge() {
+func ExampleWithValidity() {
 	db, _ := sql.Open("pgx", os.Getenv("DATABASE_URL"))
 	defer db.Close()
 	// IDs at most 100ms older than when they are handed out.
-	src, err := blocks.New(db, blocks.WithMaxAge(100*time.Millisecond))
+	src, err := blocks.NewSource(db, blocks.WithValidity(100*time.Millisecond))
 	fmt.Println(err)
 	_ = src.Close()
 	// Output: <nil>
@@ -104,22 +104,22 @@ func ExampleWithSchema() {
 	db, _ := sql.Open("pgx", os.Getenv("DATABASE_URL"))
 	defer db.Close()
 	// The migrations installed into schema "ids" (migrations.WithSchema("ids")).
-	src, err := blocks.New(db, blocks.WithSchema("ids"))
+	src, err := blocks.NewSource(db, blocks.WithSchema("ids"))
 	fmt.Println(err)
 	_ = src.Close()
 	// Output: <nil>
 }
 
 func ExampleWithTimeout() {
-	_, err := blocks.New(nil)
+	_, err := blocks.NewSource(nil)
 	fmt.Println(err)
 	db, _ := sql.Open("pgx", os.Getenv("DATABASE_URL"))
 	defer db.Close()
-	_, err = blocks.New(db, blocks.WithTimeout(0))
+	_, err = blocks.NewSource(db, blocks.WithTimeout(0))
 	fmt.Println(err)
 	// Output:
-	// blocks: invalid option: a nil *sql.DB
-	// blocks: invalid option: WithTimeout(0s): want a positive duration
+	// blocks: NewSource(nil): want a *sql.DB (flake: invalid option)
+	// blocks: WithTimeout(0s): want a positive duration (flake: invalid option)
 }
 
 // failures is an Observer that counts failed reservations and prints
@@ -143,7 +143,7 @@ func ExampleWithObserver() {
 	db, _ := sql.Open("pgx", "postgres://app@127.0.0.1:1/app")
 	defer db.Close()
 	var obs failures // in production, the OpenTelemetry adapter (module otel)
-	src, _ := blocks.New(db, blocks.WithObserver(&obs), blocks.WithTimeout(200*time.Millisecond))
+	src, _ := blocks.NewSource(db, blocks.WithObserver(&obs), blocks.WithTimeout(200*time.Millisecond))
 	defer src.Close()
 	_, err := src.New()
 	fmt.Println(errors.Is(err, blocks.ErrUnavailable), obs.reserve.Load() > 0)

@@ -5,13 +5,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ulidflake/ulidflake/flake"
 )
 
 func TestOptionsRefused(t *testing.T) {
-	for _, o := range []Option{WithSize(0), WithSize(MaxSize + 1), WithMaxAge(time.Microsecond), WithTimeout(-1),
+	for _, o := range []Option{WithSize(0), WithSize(MaxSize + 1), WithValidity(time.Microsecond), WithTimeout(-1),
 		WithSchema(""), WithSchema(strings.Repeat("s", 64)), WithSchema("a\x00b"), WithSchema("\xff")} {
-		if _, err := newOptions([]Option{o}); !errors.Is(err, ErrInvalidOption) {
-			t.Errorf("got %v, want ErrInvalidOption", err)
+		if _, err := newOptions([]Option{o}); !errors.Is(err, flake.ErrOption) {
+			t.Errorf("got %v, want flake.ErrOption", err)
 		}
 	}
 	if o, err := newOptions([]Option{WithSize(MaxSize), WithSchema(`we"ird`)}); err != nil || o.size != MaxSize {

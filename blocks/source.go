@@ -3,6 +3,7 @@ package blocks
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strconv"
@@ -11,10 +12,12 @@ import (
 	"time"
 
 	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/migrations"
 )
 
-// Source hands out IDs from blocks that the database made. It is safe for
-// concurrent use. Create it with [New]; [Close] it when done.
+// Source hands out IDs from blocks that the database made: it is a
+// flake.Source. It is safe for concurrent use. Create it with
+// [NewSource]; [Source.Close] it when done.
 type Source struct {
 	db    *sql.DB
 	query string // the reservation, with the schema quoted in
@@ -35,14 +38,16 @@ type Source struct {
 	running int           // reservations running: the current one, and one given up on
 	ends    []int64       // blocks ended, not yet reported: the IDs each dropped
 	closed  bool
+	conn    *sql.Conn // the source's own connection, between reservations
+	pooling int       // reservations waiting for a connection of the pool
 }
 
 // block is a run of IDs, ascending, and when its IDs grow too old.
 type block struct {
 	ids     []flake.ID
 	next    int
-	ahead   time.Time // when it was asked for, plus half the MaxAge (monotonic)
-	expires time.Time // when it was asked for, plus MaxAge (monotonic)
+	ahead   time.Time // when it was asked for, plus half the validity (monotonic)
+	expires time.Time // when it was asked for, plus the validity (monotonic)
 }
 
 // usable reports whether b has an ID left that is not too old at now.
@@ -50,13 +55,16 @@ func (b *block) usable(now time.Time) bool {
 	return b.next < len(b.ids) && now.Before(b.expires)
 }
 
-// New returns a Source that reserves blocks through db, where the
+var _ flake.Source = (*Source)(nil)
+
+// NewSource returns a Source that reserves blocks through db, where the
 // migrations (version 9 or later) installed ulid_flake_block. It does not
 // touch the database: the first [Source.New] reserves the first block.
-// Options outside their limits give [ErrInvalidOption].
-func New(db *sql.DB, opts ...Option) (*Source, error) {
+// A nil db, or an option outside its limits, gives an error wrapping
+// flake.ErrOption.
+func NewSource(db *sql.DB, opts ...Option) (*Source, error) {
 	if db == nil {
-		return nil, fmt.Errorf("%w: a nil *sql.DB", ErrInvalidOption)
+		return nil, optionError("NewSource(nil): want a *sql.DB")
 	}
 	o, err := newOptions(opts)
 	if err != nil {
@@ -77,12 +85,12 @@ func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`)
 func (s *Source) New() (flake.ID, error) { return s.NewWait(context.Background()) }
 
 // NewWait returns a new ID: the next of the current block, unless it is
-// used up or older than MaxAge; then the block reserved ahead, or one
+// used up or past its validity; then the block reserved ahead, or one
 // reserved now. It waits for a block until ctx ends or [WithTimeout]
 // passes, whichever comes first, retrying failed reservations; then it
 // returns an error that wraps [ErrUnavailable], the context's error and
-// the last reservation's. An install it cannot call gives
-// [ErrNotInstalled] at once; a closed source, [ErrClosed]. An ID is
+// the last reservation's. An install it cannot call gives an error
+// wrapping migrations.ErrNotInstalled at once; a closed source, [ErrClosed]. An ID is
 // never handed out twice.
 func (s *Source) NewWait(ctx context.Context) (flake.ID, error) {
 	s.mu.Lock()
@@ -127,7 +135,7 @@ func (s *Source) wait(ctx, caller context.Context) (flake.ID, error) {
 		}
 		stop()
 		s.mu.Lock()
-		if errors.Is(s.err, ErrNotInstalled) {
+		if errors.Is(s.err, migrations.ErrNotInstalled) {
 			return 0, s.err
 		}
 		if ctx.Err() != nil {
@@ -137,15 +145,19 @@ func (s *Source) wait(ctx, caller context.Context) (flake.ID, error) {
 }
 
 // unavailable is the error of a wait that ended with cause: the caller's
-// context's end, or else WithTimeout's. It names which, and the last
-// reservation's error, or the reservation still running. The caller holds
-// s.mu.
+// context's end, or else WithTimeout's. It names which, and a reservation
+// waiting for a connection of a pool that has none free (with the fix),
+// or else the last reservation's error, or the reservation still running.
+// The caller holds s.mu.
 func (s *Source) unavailable(cause error, callers bool) error {
 	when := fmt.Sprintf("within WithTimeout(%v)", s.o.timeout)
 	if callers {
 		when = "before the caller's context ended"
 	}
+	advice := s.poolAdvice()
 	switch {
+	case s.filling != nil && s.pooling > 0 && advice != "":
+		return fmt.Errorf("%w %s: %w (a reservation waits for a connection: %s)", ErrUnavailable, when, cause, advice)
 	case s.err != nil:
 		return fmt.Errorf("%w %s: %w (last reservation: %w)", ErrUnavailable, when, cause, s.err)
 	case s.filling != nil:
@@ -155,8 +167,9 @@ func (s *Source) unavailable(cause error, callers bool) error {
 }
 
 // take hands out the next ID, from the current block or else the spare
-// one, dropping blocks used up or too old; it reserves the next block
-// once the current one is half used or half the MaxAge old, so that a
+// one, dropping blocks used up or past their validity; it reserves the
+// next block once the current one is half used or half its validity old,
+// so that a
 // caller at a low rate, whose blocks age out, rarely waits either. The
 // caller holds s.mu.
 func (s *Source) take(now time.Time) (flake.ID, bool) {
@@ -229,7 +242,7 @@ func (s *Source) fill(done chan struct{}, start time.Time) {
 		t.Stop()
 	}
 	sent := time.Now()
-	b, err := s.fetch()
+	b, err := s.fetch(done)
 	s.mu.Lock()
 	s.running--
 	current := s.filling == done && !s.closed
@@ -260,34 +273,52 @@ func (s *Source) keep(b block, err error) {
 			s.ended(s.cur)
 			s.cur = b
 		}
-	} else if !errors.Is(err, ErrNotInstalled) {
+	} else if !errors.Is(err, migrations.ErrNotInstalled) {
 		s.backoff = min(max(2*s.backoff, 50*time.Millisecond), time.Second)
 		s.retryAt = time.Now().Add(s.backoff)
 	}
 }
 
-// fetch reserves one block in one round trip. Its IDs expire MaxAge after
-// the call was sent: the database made them after that. A block that
-// arrives expired is [ErrBlockTooOld].
-func (s *Source) fetch() (block, error) {
+// fetch reserves one block in one round trip, for the reservation that
+// done ends, on the source's own connection. Its IDs expire the validity
+// after the call was sent: the database made them after that. A block
+// that arrives expired is [ErrBlockTooOld].
+func (s *Source) fetch(done chan struct{}) (block, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.o.timeout)
 	defer cancel()
+	conn, kept, err := s.acquire(ctx)
+	if err != nil {
+		return block{}, err
+	}
 	sent := time.Now()
 	var list string
-	if err := s.db.QueryRowContext(ctx, s.query, s.o.size).Scan(&list); err != nil {
+	err = conn.QueryRowContext(ctx, s.query, s.o.size).Scan(&list)
+	if kept && errors.Is(err, driver.ErrBadConn) {
+		// It broke while kept (a restart): another, as database/sql
+		// retries a query on a broken connection of its pool.
+		s.release(conn, false, done)
+		if conn, _, err = s.acquire(ctx); err != nil {
+			return block{}, err
+		}
+		sent = time.Now()
+		err = conn.QueryRowContext(ctx, s.query, s.o.size).Scan(&list)
+	}
+	s.release(conn, err == nil, done)
+	if err != nil {
 		return block{}, classify(err)
 	}
 	ids, err := parseBlock(list, s.o.size)
 	if err != nil {
 		return block{}, err
 	}
-	if rtt := time.Since(sent); rtt >= s.o.maxAge {
-		return block{}, fmt.Errorf("%w(%v): the round trip took %v; raise WithMaxAge above the round trip", ErrBlockTooOld, s.o.maxAge, rtt)
+	if rtt := time.Since(sent); rtt >= s.o.validity {
+		return block{}, fmt.Errorf("%w(%v): the round trip took %v; raise WithValidity above the round trip", ErrBlockTooOld, s.o.validity, rtt)
 	}
-	return block{ids: ids, ahead: sent.Add(s.o.maxAge / 2), expires: sent.Add(s.o.maxAge)}, nil
+	return block{ids: ids, ahead: sent.Add(s.o.validity / 2), expires: sent.Add(s.o.validity)}, nil
 }
 
-// classify wraps the errors that retrying cannot mend in ErrNotInstalled:
+// classify wraps the errors that retrying cannot mend in
+// migrations.ErrNotInstalled:
 // SQLSTATE 42883 (no such function), 3F000 (no such schema), 42501 (no
 // privilege), read from the driver's error (pgx's and lib/pq's have
 // SQLState()).
@@ -296,7 +327,9 @@ func classify(err error) error {
 	if errors.As(err, &pg) {
 		switch pg.SQLState() {
 		case "42883", "3F000", "42501":
-			return fmt.Errorf("%w: %w", ErrNotInstalled, err)
+			return fmt.Errorf("blocks: ulid_flake_block(integer) is not callable (%w): "+
+				"migrate the database to version 9 or later (migrations.Migrate), and name its schema with WithSchema: %w",
+				migrations.ErrNotInstalled, err)
 		}
 	}
 	return err
@@ -319,8 +352,66 @@ func parseBlock(list string, n int) ([]flake.ID, error) {
 	return ids, nil
 }
 
+// acquire returns the source's own connection, kept since an earlier
+// reservation (kept is true), or, when it has none (the first
+// reservation, one after an error, one while a reservation given up on
+// still holds it), one taken from the pool: an error that ends a wait for
+// the pool names the pool and the fix.
+func (s *Source) acquire(ctx context.Context) (conn *sql.Conn, kept bool, err error) {
+	s.mu.Lock()
+	conn = s.conn
+	s.conn = nil
+	if conn == nil {
+		s.pooling++
+	}
+	s.mu.Unlock()
+	if conn != nil {
+		return conn, true, nil
+	}
+	conn, err = s.db.Conn(ctx)
+	s.mu.Lock()
+	s.pooling--
+	advice := s.poolAdvice()
+	s.mu.Unlock()
+	if err != nil && advice != "" {
+		return nil, false, fmt.Errorf("%w (%s)", err, advice)
+	}
+	return conn, false, err
+}
+
+// release keeps conn as the source's own once its reservation (the one
+// that done ends) succeeded, unless that reservation was given up on, the
+// source was closed, or the pool holds only one connection, which the
+// source would then take from its callers; else it gives conn back to the
+// pool, which drops it if it is broken.
+func (s *Source) release(conn *sql.Conn, ok bool, done chan struct{}) {
+	s.mu.Lock()
+	keep := ok && s.filling == done && !s.closed && s.conn == nil && s.db.Stats().MaxOpenConnections != 1
+	if keep {
+		s.conn = conn
+	}
+	s.mu.Unlock()
+	if !keep {
+		conn.Close()
+	}
+}
+
+// poolAdvice says, when every connection of a bounded pool is in use, that
+// the source needs one beside its callers', and the fix; else "". The
+// caller holds s.mu.
+func (s *Source) poolAdvice() string {
+	st := s.db.Stats()
+	if st.MaxOpenConnections == 0 || st.InUse < st.MaxOpenConnections {
+		return ""
+	}
+	return fmt.Sprintf("all %d connections of the pool (SetMaxOpenConns(%d)) are in use: the source needs one beside "+
+		"those its callers hold, as a transaction that makes IDs does; raise SetMaxOpenConns, or give NewSource a *sql.DB of its own",
+		st.InUse, st.MaxOpenConnections)
+}
+
 // Close stops the source: the reservations in flight are cancelled, the
-// IDs left are dropped (never handed out), and New returns [ErrClosed].
+// IDs left are dropped (never handed out), its connection goes back to
+// the pool, and New returns [ErrClosed].
 // It waits at most 100 ms for a reservation to end (lib/pq does not stop a
 // query the server does not answer; its result is dropped when it comes).
 // It returns nil, and may be called more than once.
@@ -328,7 +419,12 @@ func (s *Source) Close() error {
 	s.mu.Lock()
 	s.closed = true
 	s.cur, s.spare = block{}, block{}
+	conn := s.conn
+	s.conn = nil
 	s.mu.Unlock()
+	if conn != nil {
+		conn.Close()
+	}
 	s.cancel()
 	ended := make(chan struct{})
 	go func() { s.wg.Wait(); close(ended) }()

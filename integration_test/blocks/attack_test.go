@@ -30,7 +30,7 @@ func TestStuckReservationLibPQ(t *testing.T) {
 		t.Parallel()
 		p := newProxy(t, db.URL)
 		defer p.hold.Store(false)
-		src, err := blocks.New(libPQVia(t, db.URL, p), blocks.WithSize(2), blocks.WithTimeout(2*time.Second))
+		src, err := blocks.NewSource(libPQVia(t, db.URL, p), blocks.WithSize(2), blocks.WithTimeout(2*time.Second))
 		require.NoError(t, err)
 		seen := map[flake.ID]bool{}
 		take := func() error {
@@ -97,17 +97,17 @@ func libPQVia(t *testing.T, dsn string, p *proxy) *sql.DB {
 	return db
 }
 
-// TestMaxAgeBelowRoundTrip: a MaxAge no longer than a reservation's round
+// TestValidityBelowRoundTrip: a validity no longer than a reservation's round
 // trip makes every block arrive too old. New says so, with ErrBlockTooOld
 // and the round trip, and the Source pauses between reservations instead
 // of reserving in a tight loop (it made dozens of 65,536-ID blocks a
 // second, and said nothing of why).
-func TestMaxAgeBelowRoundTrip(t *testing.T) {
+func TestValidityBelowRoundTrip(t *testing.T) {
 	t.Parallel()
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		t.Parallel()
 		var reserved atomic.Int64
-		src, err := blocks.New(itest.StdDB(t, db), blocks.WithSize(blocks.MaxSize), blocks.WithMaxAge(time.Millisecond),
+		src, err := blocks.NewSource(itest.StdDB(t, db), blocks.WithSize(blocks.MaxSize), blocks.WithValidity(time.Millisecond),
 			blocks.WithTimeout(time.Second), blocks.WithObserver(observerFunc(func(e event) {
 				if e.Kind == eventReserve {
 					reserved.Add(1)
@@ -117,7 +117,7 @@ func TestMaxAgeBelowRoundTrip(t *testing.T) {
 		_, err = src.New()
 		require.ErrorIs(t, err, blocks.ErrUnavailable)
 		require.ErrorIs(t, err, blocks.ErrBlockTooOld)
-		require.ErrorContains(t, err, "raise WithMaxAge above the round trip")
+		require.ErrorContains(t, err, "raise WithValidity above the round trip")
 		require.NoError(t, src.Close())
 		require.Less(t, reserved.Load(), int64(10), "reservations within one WithTimeout")
 	})
@@ -133,7 +133,7 @@ func TestObserverCallsNew(t *testing.T) {
 		var src *blocks.Source
 		var once atomic.Bool
 		inner := make(chan error, 1)
-		src, err := blocks.New(itest.StdDB(t, db), blocks.WithSize(1), blocks.WithTimeout(2*time.Second),
+		src, err := blocks.NewSource(itest.StdDB(t, db), blocks.WithSize(1), blocks.WithTimeout(2*time.Second),
 			blocks.WithObserver(observerFunc(func(e event) {
 				if e.Kind == eventReserve && once.CompareAndSwap(false, true) {
 					_, err := src.New()

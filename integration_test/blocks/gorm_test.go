@@ -37,7 +37,7 @@ func TestGORM(t *testing.T) {
 		g, err := gorm.Open(postgres.New(postgres.Config{Conn: itest.StdDB(t, db)}), &gorm.Config{Logger: logger.Discard})
 		require.NoError(t, err)
 		require.NoError(t, g.AutoMigrate(&blockOrder{}))
-		maxAge := 200 * time.Millisecond
+		validity := 200 * time.Millisecond
 		var mu sync.Mutex
 		var all []handed
 		itest.RunWorkers(t, 8, func(w int) error {
@@ -50,7 +50,7 @@ func TestGORM(t *testing.T) {
 				return err
 			}
 			defer sdb.Close()
-			src, err := blocks.New(sdb, blocks.WithSize(32), blocks.WithMaxAge(maxAge))
+			src, err := blocks.NewSource(sdb, blocks.WithSize(32), blocks.WithValidity(validity))
 			if err != nil {
 				return err
 			}
@@ -82,6 +82,6 @@ func TestGORM(t *testing.T) {
 		require.NoError(t, g.Model(&blockOrder{}).Order("id").Pluck("id", &ids).Error)
 		require.Len(t, ids, 8*50*21)
 		require.Len(t, slices.Compact(ids), len(ids), "duplicate keys")
-		requireTimeOrder(t, all, maxAge)
+		requireTimeOrder(t, all, validity)
 	})
 }

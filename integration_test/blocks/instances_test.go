@@ -37,11 +37,11 @@ func TestInstances(t *testing.T) {
 				if path == "pgbouncer-transaction" {
 					u = db.Server.PgBouncer(t, db, "transaction", 4) + "&default_query_exec_mode=exec"
 				}
-				maxAge := 200 * time.Millisecond
-				all := runWriters(t, ctx, u, instances, 300, blocks.WithSize(16), blocks.WithMaxAge(maxAge))
+				validity := 200 * time.Millisecond
+				all := runWriters(t, ctx, u, instances, 300, blocks.WithSize(16), blocks.WithValidity(validity))
 				require.Len(t, all, instances*300)
 				requireWritten(t, ctx, sdb, all, instances*3*300/100)
-				requireTimeOrder(t, all, maxAge)
+				requireTimeOrder(t, all, validity)
 			})
 		}
 	})

@@ -51,7 +51,7 @@ func TestLostBlocksNeverReused(t *testing.T) {
 		keep(ids)
 		require.NoError(t, tx.Rollback(ctx))
 
-		src, err := blocks.New(sdb, blocks.WithSize(4096))
+		src, err := blocks.NewSource(sdb, blocks.WithSize(4096))
 		require.NoError(t, err)
 		first, err := src.New()
 		require.NoError(t, err)

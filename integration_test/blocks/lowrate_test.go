@@ -11,9 +11,9 @@ import (
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 )
 
-// TestLowRate: a caller that uses a block's IDs far slower than MaxAge
+// TestLowRate: a caller that uses a block's IDs far slower than the validity
 // ages them out, a few IDs a tick, never half a block: the Source reserves
-// the next block ahead once half the MaxAge has passed, so only the first
+// the next block ahead once half the validity has passed, so only the first
 // call waits for a round trip (one more allowed for a slow machine), where
 // reserving ahead at half a block alone made every block a wait. Each
 // block left is reported aged out, with the IDs it dropped.
@@ -22,16 +22,16 @@ func TestLowRate(t *testing.T) {
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		t.Parallel()
 		var rec recorder
-		maxAge := 400 * time.Millisecond
-		src, err := blocks.New(itest.StdDB(t, db), blocks.WithSize(1000), blocks.WithMaxAge(maxAge), blocks.WithObserver(&rec))
+		validity := 400 * time.Millisecond
+		src, err := blocks.NewSource(itest.StdDB(t, db), blocks.WithSize(1000), blocks.WithValidity(validity), blocks.WithObserver(&rec))
 		require.NoError(t, err)
 		defer src.Close()
 		_, err = src.New() // the first wait; on a loaded server it may be long
 		require.NoError(t, err)
-		gaps := 0 // pauses longer than half the MaxAge (a starved test): a wait may follow each
+		gaps := 0 // pauses longer than half the validity (a starved test): a wait may follow each
 		last := time.Now()
-		for end := last.Add(8 * maxAge); time.Now().Before(end); time.Sleep(maxAge / 20) {
-			if now := time.Now(); now.Sub(last) > maxAge/2 {
+		for end := last.Add(8 * validity); time.Now().Before(end); time.Sleep(validity / 20) {
+			if now := time.Now(); now.Sub(last) > validity/2 {
 				gaps++
 			}
 			for range 3 {
@@ -43,7 +43,7 @@ func TestLowRate(t *testing.T) {
 		require.NoError(t, src.Close())
 		require.LessOrEqual(t, len(rec.of(eventRefillWait)), 2+gaps, "refill waits at a low rate, after %d long pauses", gaps)
 		ends := rec.of(eventEnd)
-		require.GreaterOrEqual(t, len(ends), 5, "blocks aged out in 8 MaxAges")
+		require.GreaterOrEqual(t, len(ends), 5, "blocks aged out in 8 validities")
 		for _, e := range ends {
 			require.Greater(t, e.Count, int64(900), "an aged-out block drops the IDs it did not hand out")
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/ulidflake/ulidflake/blocks"
 	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
+	"github.com/ulidflake/ulidflake/migrations"
 )
 
 // event is one event of a blocks.Observer, as the tests read it.
@@ -90,7 +91,7 @@ func TestObserver(t *testing.T) {
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		t.Parallel()
 		var rec recorder
-		src, err := blocks.New(itest.StdDB(t, db), blocks.WithSize(8), blocks.WithMaxAge(time.Minute), blocks.WithObserver(&rec))
+		src, err := blocks.NewSource(itest.StdDB(t, db), blocks.WithSize(8), blocks.WithValidity(time.Minute), blocks.WithObserver(&rec))
 		require.NoError(t, err)
 		defer src.Close()
 		take := func(n int) {
@@ -130,23 +131,23 @@ func TestObserverFailures(t *testing.T) {
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		t.Parallel()
 		var rec recorder
-		src, err := blocks.New(itest.StdDB(t, db), blocks.WithSchema("no_such_schema"), blocks.WithObserver(&rec))
+		src, err := blocks.NewSource(itest.StdDB(t, db), blocks.WithSchema("no_such_schema"), blocks.WithObserver(&rec))
 		require.NoError(t, err)
 		_, err = src.New()
-		require.ErrorIs(t, err, blocks.ErrNotInstalled)
+		require.ErrorIs(t, err, migrations.ErrNotInstalled)
 		require.NoError(t, src.Close())
 		reserves, waits := rec.of(eventReserve), rec.of(eventRefillWait)
 		require.Len(t, reserves, 1)
-		require.ErrorIs(t, reserves[0].Err, blocks.ErrNotInstalled)
+		require.ErrorIs(t, reserves[0].Err, migrations.ErrNotInstalled)
 		require.Zero(t, reserves[0].Count)
 		require.Len(t, waits, 1)
-		require.ErrorIs(t, waits[0].Err, blocks.ErrNotInstalled)
+		require.ErrorIs(t, waits[0].Err, migrations.ErrNotInstalled)
 
 		rec = recorder{}
 		refused, err := sql.Open("pgx", "postgres://nobody@127.0.0.1:1/none?connect_timeout=2")
 		require.NoError(t, err)
 		defer refused.Close()
-		src, err = blocks.New(refused, blocks.WithTimeout(300*time.Millisecond), blocks.WithObserver(&rec))
+		src, err = blocks.NewSource(refused, blocks.WithTimeout(300*time.Millisecond), blocks.WithObserver(&rec))
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
@@ -178,7 +179,7 @@ func TestObserverCallsNewOnBlockEnd(t *testing.T) {
 		var src *blocks.Source
 		var once sync.Once
 		inner := make(chan error, 1)
-		src, err := blocks.New(itest.StdDB(t, db), blocks.WithSize(1), blocks.WithObserver(observerFunc(func(e event) {
+		src, err := blocks.NewSource(itest.StdDB(t, db), blocks.WithSize(1), blocks.WithObserver(observerFunc(func(e event) {
 			if e.Kind == eventEnd {
 				once.Do(func() { _, err := src.New(); inner <- err })
 			}

@@ -33,7 +33,7 @@ func TestPgBouncerSimpleProtocol(t *testing.T) {
 		sdb, err := sql.Open("pgx", u+"&default_query_exec_mode=simple_protocol")
 		require.NoError(t, err)
 		defer sdb.Close()
-		src, err := blocks.New(sdb, blocks.WithSize(4))
+		src, err := blocks.NewSource(sdb, blocks.WithSize(4))
 		require.NoError(t, err)
 		defer src.Close()
 		seen := map[int64]bool{}
@@ -49,7 +49,7 @@ func TestPgBouncerSimpleProtocol(t *testing.T) {
 		gdb, err := g.DB()
 		require.NoError(t, err)
 		defer gdb.Close()
-		gsrc, err := blocks.New(gdb, blocks.WithSize(4))
+		gsrc, err := blocks.NewSource(gdb, blocks.WithSize(4))
 		require.NoError(t, err)
 		defer gsrc.Close()
 		require.NoError(t, g.Use(gormplugin.NewPlugin(gormplugin.WithSource(gsrc))))

@@ -4,10 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,21 +29,24 @@ const (
 	envChild = "ULIDFLAKE_BLOCKS_CHILD_URL"
 	envW     = "ULIDFLAKE_BLOCKS_CHILD_W"
 	envN     = "ULIDFLAKE_BLOCKS_CHILD_N"
-	childAge = 500 * time.Millisecond
 )
 
-// runChild is one instance in a process of its own: it writes as a writer
-// does and prints each ID with the times around its New, one per line.
+// runChild is one instance in a process of its own, with the default
+// validity: it writes as a writer does and prints each ID with the times
+// around its New, one per line, then a line of what its reservations and
+// waits met (reservedStats).
 func runChild() int {
 	w, _ := strconv.Atoi(os.Getenv(envW))
 	n, _ := strconv.Atoi(os.Getenv(envN))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	got, err := writer(ctx, os.Getenv(envChild), w, n, blocks.WithSize(32), blocks.WithMaxAge(childAge))
+	var st reservedStats
+	got, err := writer(ctx, os.Getenv(envChild), w, n, blocks.WithSize(32), blocks.WithObserver(observerFunc(st.observe)))
 	out := bufio.NewWriter(os.Stdout)
 	for _, h := range got {
 		fmt.Fprintf(out, "%d %d %d\n", h.id, h.before.UnixNano(), h.after.UnixNano())
 	}
+	fmt.Fprintf(out, "stats %d %d %d %d %d\n", st.reserves.Load(), st.tooOld.Load(), st.failed.Load(), st.slowest.Load(), st.pastTimeout.Load())
 	out.Flush()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -48,12 +55,65 @@ func runChild() int {
 	return 0
 }
 
+// reservedStats counts a Source's reservations: all, those that arrived
+// older than the validity, those that failed otherwise, the slowest round
+// trip (ns); and the calls that waited for a block longer than
+// DefaultTimeout, which a Source with the default timeout would have
+// ended with ErrUnavailable.
+type reservedStats struct {
+	reserves, tooOld, failed, slowest, pastTimeout atomic.Int64
+}
+
+func (st *reservedStats) observe(e event) {
+	if e.Kind == eventRefillWait && e.Duration > blocks.DefaultTimeout {
+		st.pastTimeout.Add(1)
+	}
+	if e.Kind != eventReserve {
+		return
+	}
+	st.reserves.Add(1)
+	switch {
+	case errors.Is(e.Err, blocks.ErrBlockTooOld):
+		st.tooOld.Add(1)
+	case e.Err != nil:
+		st.failed.Add(1)
+	}
+	for d := int64(e.Duration); ; {
+		if m := st.slowest.Load(); d <= m || st.slowest.CompareAndSwap(m, d) {
+			break
+		}
+	}
+}
+
+// add adds a process's line of stats to st.
+func (st *reservedStats) add(line string) error {
+	var v [5]int64
+	if _, err := fmt.Sscan(strings.TrimPrefix(line, "stats "), &v[0], &v[1], &v[2], &v[3], &v[4]); err != nil {
+		return fmt.Errorf("line %q: %w", line, err)
+	}
+	st.reserves.Add(v[0])
+	st.tooOld.Add(v[1])
+	st.failed.Add(v[2])
+	if v[3] > st.slowest.Load() {
+		st.slowest.Store(v[3])
+	}
+	st.pastTimeout.Add(v[4])
+	return nil
+}
+
 // TestProcesses: 256 instances, each a process of its own (this test
-// binary, started again), write at once: every ID is written once, beside
-// DEFAULT ones, in the time order stated. It runs on the newest server
-// only: TestInstances covers every version with 256 instances, and 256
-// race-built processes per version would take most of go test's
-// 10-minute limit on a busy machine.
+// binary, started again) with the default validity (1 s), write at once,
+// directly and through PgBouncer in transaction pooling (4 server
+// connections): every ID is written once, beside DEFAULT ones, in the
+// time order stated. It logs, failed or not, what the reservations met:
+// those that arrived older than the validity (dropped, and reserved
+// again), other failures, the slowest round trip, and the calls that
+// waited longer than the default timeout (10 s; the instances wait up to
+// 2 minutes, so that a busy machine does not fail the test);
+// docs/deployments.md records them. It runs on
+// the newest server only: TestInstances covers every version with 256
+// instances, and 256 race-built processes per version would take most of
+// go test's 10-minute limit on a busy machine.
 func TestProcesses(t *testing.T) {
 	pgtest.Heavy(t)
 	// Not parallel: its 256 instances hold one or two connections each, of
@@ -65,37 +125,56 @@ func TestProcesses(t *testing.T) {
 			newest = s
 		}
 	}
-	t.Run(newest.Name, func(t *testing.T) {
-		db := newest.NewDB(t)
-		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-		defer cancel()
-		sdb := itest.StdDB(t, db)
-		_, err := sdb.ExecContext(ctx, itemsTable)
-		require.NoError(t, err)
-		const per = 200
-		all := collect(t, instances, func(w int) ([]handed, error) {
-			cmd := exec.CommandContext(ctx, os.Args[0])
-			cmd.Env = append(os.Environ(), envChild+"="+db.URL, envW+"="+strconv.Itoa(w), envN+"="+strconv.Itoa(per))
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			got, perr := parseHanded(out)
-			if err != nil || perr != nil {
-				return got, fmt.Errorf("process %d: %v %v: %s", w, err, perr, stderr.String())
+	for _, path := range []string{"direct", "pgbouncer-transaction"} {
+		t.Run(newest.Name+"/"+path, func(t *testing.T) {
+			db := newest.NewDB(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			defer cancel()
+			sdb := itest.StdDB(t, db)
+			_, err := sdb.ExecContext(ctx, itemsTable)
+			require.NoError(t, err)
+			u := db.URL
+			if path == "pgbouncer-transaction" {
+				u = db.Server.PgBouncer(t, db, "transaction", 4) + "&default_query_exec_mode=exec"
 			}
-			return got, nil
+			const per = 200
+			var st reservedStats
+			defer func() {
+				t.Logf("%d processes, %s, on %d CPUs: %d reservations, %d arrived older than WithValidity(%v), %d failed otherwise, "+
+					"slowest round trip %v; %d calls waited longer than %v", instances, path, runtime.NumCPU(),
+					st.reserves.Load(), st.tooOld.Load(), blocks.DefaultValidity, st.failed.Load(),
+					time.Duration(st.slowest.Load()).Round(time.Millisecond), st.pastTimeout.Load(), blocks.DefaultTimeout)
+			}()
+			all := collect(t, instances, func(w int) ([]handed, error) {
+				cmd := exec.CommandContext(ctx, os.Args[0])
+				cmd.Env = append(os.Environ(), envChild+"="+u, envW+"="+strconv.Itoa(w), envN+"="+strconv.Itoa(per))
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				out, err := cmd.Output()
+				got, perr := parseHanded(out, &st)
+				if err != nil || perr != nil {
+					return got, fmt.Errorf("process %d: %v %v: %s", w, err, perr, stderr.String())
+				}
+				return got, nil
+			})
+			require.Len(t, all, instances*per)
+			requireWritten(t, ctx, sdb, all, instances*3*per/100)
+			requireTimeOrder(t, all, blocks.DefaultValidity)
 		})
-		require.Len(t, all, instances*per)
-		requireWritten(t, ctx, sdb, all, instances*3*per/100)
-		requireTimeOrder(t, all, childAge)
-	})
+	}
 }
 
-// parseHanded reads a child's lines.
-func parseHanded(out []byte) ([]handed, error) {
+// parseHanded reads a child's lines, adding its stats to st.
+func parseHanded(out []byte, st *reservedStats) ([]handed, error) {
 	var got []handed
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "stats ") {
+			if err := st.add(sc.Text()); err != nil {
+				return got, err
+			}
+			continue
+		}
 		var id, before, after int64
 		if _, err := fmt.Sscan(sc.Text(), &id, &before, &after); err != nil {
 			return got, fmt.Errorf("line %q: %w", sc.Text(), err)

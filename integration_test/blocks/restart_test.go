@@ -30,10 +30,10 @@ func TestInstancesAcrossRestart(t *testing.T) {
 	require.NoError(t, err)
 
 	const per = 400
-	maxAge := 300 * time.Millisecond
+	validity := 300 * time.Millisecond
 	done := make(chan []handed)
 	go func() {
-		done <- runWriters(t, ctx, db.URL, instances, per, blocks.WithSize(16), blocks.WithMaxAge(maxAge), blocks.WithTimeout(time.Minute))
+		done <- runWriters(t, ctx, db.URL, instances, per, blocks.WithSize(16), blocks.WithValidity(validity), blocks.WithTimeout(time.Minute))
 	}()
 	var before int
 	for before < instances*per/4 {
@@ -45,5 +45,5 @@ func TestInstancesAcrossRestart(t *testing.T) {
 	require.Less(t, before, instances*per, "the restart came after the writers finished")
 	require.Len(t, all, instances*per)
 	requireWritten(t, ctx, sdb, all, instances*3*per/100)
-	requireTimeOrder(t, all, maxAge)
+	requireTimeOrder(t, all, validity)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/ulidflake/ulidflake/blocks"
 	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
+	"github.com/ulidflake/ulidflake/migrations"
 )
 
 // TestUnreachable: a database that refuses connections, and one that
@@ -34,7 +35,7 @@ func TestUnreachable(t *testing.T) {
 		refused, err := sql.Open("pgx", "postgres://nobody@127.0.0.1:1/none?connect_timeout=2")
 		require.NoError(t, err)
 		defer refused.Close()
-		src, err := blocks.New(refused, blocks.WithTimeout(300*time.Millisecond))
+		src, err := blocks.NewSource(refused, blocks.WithTimeout(300*time.Millisecond))
 		require.NoError(t, err)
 		id, err := src.New()
 		require.ErrorIs(t, err, blocks.ErrUnavailable)
@@ -53,7 +54,7 @@ func TestUnreachable(t *testing.T) {
 		cfg.ConnectTimeout = time.Second
 		via := stdlib.OpenDB(*cfg)
 		defer via.Close()
-		src, err = blocks.New(via, blocks.WithSize(8), blocks.WithMaxAge(200*time.Millisecond), blocks.WithTimeout(time.Second))
+		src, err = blocks.NewSource(via, blocks.WithSize(8), blocks.WithValidity(200*time.Millisecond), blocks.WithTimeout(time.Second))
 		require.NoError(t, err)
 		defer src.Close()
 		_, err = src.New()
@@ -77,11 +78,11 @@ func TestUnreachable(t *testing.T) {
 		require.NoError(t, err, "after the database answers again")
 
 		empty := itest.EmptyDB(t, db.Server)
-		src, err = blocks.New(empty)
+		src, err = blocks.NewSource(empty)
 		require.NoError(t, err)
 		defer src.Close()
 		_, err = src.New()
-		require.ErrorIs(t, err, blocks.ErrNotInstalled)
+		require.ErrorIs(t, err, migrations.ErrNotInstalled)
 	})
 }
 

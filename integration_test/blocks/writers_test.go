@@ -43,7 +43,7 @@ func writer(ctx context.Context, url string, w, n int, opts ...blocks.Option) ([
 	// 256 instances starting at once on two busy cores (or behind 4
 	// pooled connections) can wait longer than the default 10 s for their
 	// first block; the options given come after, and win.
-	src, err := blocks.New(db, append([]blocks.Option{blocks.WithTimeout(2 * time.Minute)}, opts...)...)
+	src, err := blocks.NewSource(db, append([]blocks.Option{blocks.WithTimeout(2 * time.Minute)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -139,29 +139,29 @@ func requireWritten(t *testing.T, ctx context.Context, db *sql.DB, all []handed,
 }
 
 // requireTimeOrder checks the time order the package promises: an ID's
-// time is within maxAge before it was handed out (1 ms for the
-// millisecond's rounding), and of two IDs handed out more than maxAge
+// time is within validity before it was handed out (1 ms for the
+// millisecond's rounding), and of two IDs handed out more than validity
 // apart, the later one's time is not earlier. The database's clock is
 // this machine's (a container on its kernel).
-func requireTimeOrder(t *testing.T, all []handed, maxAge time.Duration) {
+func requireTimeOrder(t *testing.T, all []handed, validity time.Duration) {
 	t.Helper()
 	epoch := flake.DefaultEpoch()
 	ms := time.Millisecond
 	for _, h := range all {
 		at := epoch.Time(h.id)
-		require.Falsef(t, at.Before(h.before.Add(-maxAge-ms)) || at.After(h.after.Add(ms)),
-			"ID %s of %s, handed out between %s and %s: more than %v old", h.id, at, h.before, h.after, maxAge)
+		require.Falsef(t, at.Before(h.before.Add(-validity-ms)) || at.After(h.after.Add(ms)),
+			"ID %s of %s, handed out between %s and %s: more than %v old", h.id, at, h.before, h.after, validity)
 	}
 	byAfter := slices.SortedFunc(slices.Values(all), func(a, b handed) int { return a.after.Compare(b.after) })
 	byBefore := slices.SortedFunc(slices.Values(all), func(a, b handed) int { return a.before.Compare(b.before) })
-	var latest time.Time // the latest time of the IDs handed out more than maxAge before b
+	var latest time.Time // the latest time of the IDs handed out more than validity before b
 	i := 0
 	for _, b := range byBefore {
-		for ; i < len(byAfter) && byAfter[i].after.Add(maxAge).Before(b.before); i++ {
+		for ; i < len(byAfter) && byAfter[i].after.Add(validity).Before(b.before); i++ {
 			latest = maxTime(latest, epoch.Time(byAfter[i].id))
 		}
 		require.Falsef(t, epoch.Time(b.id).Before(latest), "ID %s (%s) handed out more than %v after an ID of %s",
-			b.id, epoch.Time(b.id), maxAge, latest)
+			b.id, epoch.Time(b.id), validity, latest)
 	}
 }
 

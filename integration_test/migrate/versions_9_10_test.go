@@ -170,7 +170,7 @@ func TestPlantedOverloadsOfVersions9And10NeverRun(t *testing.T) {
 			require.NoError(t, err)
 		}
 
-		src, err := blocks.New(sdb, blocks.WithSchema("ids"), blocks.WithSize(8))
+		src, err := blocks.NewSource(sdb, blocks.WithSchema("ids"), blocks.WithSize(8))
 		require.NoError(t, err)
 		id, err := src.New()
 		require.NoError(t, err)

@@ -36,7 +36,7 @@ func TestBlocks(t *testing.T) {
 		if _, err := migrations.Migrate(context.Background(), sdb); err != nil {
 			t.Fatal(err)
 		}
-		src, err := blocks.New(sdb, blocks.WithSize(8), blocks.WithMaxAge(time.Minute), blocks.WithObserver(obs))
+		src, err := blocks.NewSource(sdb, blocks.WithSize(8), blocks.WithValidity(time.Minute), blocks.WithObserver(obs))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,11 +57,11 @@ func TestBlocks(t *testing.T) {
 		}
 		take(1)
 		src.Close()
-		missing, err := blocks.New(sdb, blocks.WithSchema("no_such_schema"), blocks.WithObserver(obs))
+		missing, err := blocks.NewSource(sdb, blocks.WithSchema("no_such_schema"), blocks.WithObserver(obs))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := missing.New(); !errors.Is(err, blocks.ErrNotInstalled) {
+		if _, err := missing.New(); !errors.Is(err, migrations.ErrNotInstalled) {
 			t.Fatalf("New on a schema with no install: %v, want ErrNotInstalled", err)
 		}
 		missing.Close()

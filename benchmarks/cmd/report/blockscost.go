@@ -63,7 +63,7 @@ func (p *report) blocksCost() {
 	}
 	p.f("\nThe lease is held to the scalable layout's rate per SID (2^15 values a millisecond, spent in random steps: `NewWaitScalable` gives its sustained rate); ")
 	p.f("blocks are held by how fast the database makes a block, which every instance of a node shares (fewer than 2^15 IDs a millisecond per node, as for `DEFAULT`), so their rate follows the server's CPU. ")
-	p.f("The round trips of blocks are 1,000 / size, plus a reservation for each block dropped after MaxAge.\n\n")
+	p.f("The round trips of blocks are 1,000 / size, plus a reservation for each block dropped past its validity.\n\n")
 }
 
 // blocksServer names the server BenchmarkBlocksCost ran on: its version

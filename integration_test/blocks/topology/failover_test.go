@@ -73,7 +73,7 @@ func mint(t *testing.T, ctx context.Context, db *sql.DB) []flake.ID {
 	t.Helper()
 	var ids []flake.ID
 	for range 4 {
-		src, err := blocks.New(db, blocks.WithSize(64))
+		src, err := blocks.NewSource(db, blocks.WithSize(64))
 		require.NoError(t, err)
 		defer src.Close()
 		for range 2000 {

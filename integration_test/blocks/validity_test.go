@@ -13,16 +13,16 @@ import (
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 )
 
-// TestMaxAge: a Source left idle longer than its MaxAge hands out no ID of
+// TestValidity: a Source left idle longer than its validity hands out no ID of
 // the block it holds, nor of the one it reserved ahead: the next ID comes
-// from a block asked for after the pause, within MaxAge of when it is
+// from a block asked for after the pause, within the validity of when it is
 // handed out.
-func TestMaxAge(t *testing.T) {
+func TestValidity(t *testing.T) {
 	t.Parallel()
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		t.Parallel()
-		maxAge := 50 * time.Millisecond
-		src, err := blocks.New(itest.StdDB(t, db), blocks.WithSize(1000), blocks.WithMaxAge(maxAge))
+		validity := 50 * time.Millisecond
+		src, err := blocks.NewSource(itest.StdDB(t, db), blocks.WithSize(1000), blocks.WithValidity(validity))
 		require.NoError(t, err)
 		defer src.Close()
 		var all []handed
@@ -33,14 +33,14 @@ func TestMaxAge(t *testing.T) {
 				require.NoError(t, err)
 				all = append(all, handed{id, before, time.Now()})
 			}
-			time.Sleep(3 * maxAge)
+			time.Sleep(3 * validity)
 			pause := time.Now()
 			id, err := src.New()
 			require.NoError(t, err)
-			require.Falsef(t, flake.DefaultEpoch().Time(id).Before(pause.Add(-maxAge-time.Millisecond)),
+			require.Falsef(t, flake.DefaultEpoch().Time(id).Before(pause.Add(-validity-time.Millisecond)),
 				"ID %s of %s, handed out after an idle pause that ended at %s", id, flake.DefaultEpoch().Time(id), pause)
 			all = append(all, handed{id, pause, time.Now()})
 		}
-		requireTimeOrder(t, all, maxAge)
+		requireTimeOrder(t, all, validity)
 	})
 }
