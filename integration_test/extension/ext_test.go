@@ -54,6 +54,7 @@ func sqlState(err error) string {
 // formula of migration 004 (over the sequence's CYCLE too); the time is the
 // server's clock, read by Go's flake under the default epoch.
 func TestExtensionBitCompatible(t *testing.T) {
+	t.Parallel()
 	run(t, func(t *testing.T, db *pgtest.DB) {
 		ctx := context.Background()
 		off := offsetOf(t, ctx, db)
@@ -122,6 +123,7 @@ func checkTime(t *testing.T, conn interface {
 // (SET, a bad value, ALTER DATABASE) is not read. On a version 6 schema,
 // both follow the setting at every call, as before.
 func TestExtensionEpoch(t *testing.T) {
+	t.Parallel()
 	run(t, func(t *testing.T, db *pgtest.DB) {
 		ctx := context.Background()
 		e2020, err := flake.NewEpoch(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
@@ -236,6 +238,7 @@ func TestExtensionEpoch(t *testing.T) {
 // that ulid_flake_build() (what ulid_flake_check_node() runs on a clone)
 // draws in another session, as ulid_flake() does, from its next statement.
 func TestExtensionFollowsOffset(t *testing.T) {
+	t.Parallel()
 	run(t, func(t *testing.T, db *pgtest.DB) {
 		ctx := context.Background()
 		a, err := db.Acquire(ctx)
@@ -263,6 +266,7 @@ func TestExtensionFollowsOffset(t *testing.T) {
 // INSERT … SELECT under forced parallel settings: nextval() keeps the plan
 // serial, and every row gets its own ID.
 func TestExtensionUniqueAcrossBackends(t *testing.T) {
+	t.Parallel()
 	run(t, func(t *testing.T, db *pgtest.DB) {
 		ctx := context.Background()
 		_, err := db.Exec(ctx, `CREATE UNLOGGED TABLE u (id bigint PRIMARY KEY DEFAULT `+next+`, w int, v int)`)
@@ -341,6 +345,7 @@ func TestExtensionUniqueAcrossBackends(t *testing.T) {
 // lock) waits, and then, and on every later call, uses the epoch version
 // 7 fixed, not its own setting, as ulid_flake() does.
 func TestExtensionEpochDuringUpgrade(t *testing.T) {
+	t.Parallel()
 	run(t, func(t *testing.T, db *pgtest.DB) {
 		ctx := context.Background()
 		sdb, err := sql.Open("pgx", db.URL)

@@ -36,6 +36,7 @@ func connectAs(t *testing.T, db *pgtest.DB, role string) *pgx.Conn {
 // with only INSERT inserts with the default; a database owner who is no
 // superuser installs it (trusted); 1.0 and 1.1 update to 1.2.
 func TestExtensionInstall(t *testing.T) {
+	t.Parallel()
 	run(t, func(t *testing.T, db *pgtest.DB) {
 		ctx := context.Background()
 		exec := func(q string) error { _, err := db.Exec(ctx, q); return err }
@@ -141,6 +142,7 @@ func TestExtensionInstall(t *testing.T) {
 // module built against newer headers than the server can fail to load
 // (undefined symbol) or misbehave.
 func TestExtensionBuiltForServer(t *testing.T) {
+	t.Parallel()
 	run(t, func(t *testing.T, db *pgtest.DB) {
 		if !strings.HasPrefix(db.Server.Image, "localhost/ulidflake/postgres-ext:") {
 			t.Skipf("the server runs %q, not an image of extension/image", db.Server.Image)

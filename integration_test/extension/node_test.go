@@ -35,6 +35,7 @@ func refusedElsewhere(t *testing.T, c *pgx.Conn) {
 // in a session that made IDs before and in a new one, until
 // ulid_flake_check_node() records this database's own, with a new offset.
 func TestExtensionStateElsewhere(t *testing.T) {
+	t.Parallel()
 	run(t, func(t *testing.T, db *pgtest.DB) {
 		ctx := context.Background()
 		exec := func(q string) { t.Helper(); _, err := db.Exec(ctx, q); require.NoError(t, err, q) }
@@ -71,6 +72,7 @@ func TestExtensionStateElsewhere(t *testing.T) {
 // identity, which A's row replaced, is retired), make B's own state again,
 // which A's later writes no longer reach.
 func TestExtensionStateReplicated(t *testing.T) {
+	t.Parallel()
 	run(t, func(t *testing.T, a *pgtest.DB) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()

@@ -29,6 +29,7 @@ import (
 //     that made IDs before; once X owns the schema again, Y's table is
 //     still refused (it is not the install's owner's).
 func TestExtensionStateOwner(t *testing.T) {
+	t.Parallel()
 	run(t, func(t *testing.T, db *pgtest.DB) {
 		ctx := context.Background()
 		exec := func(q string) { t.Helper(); _, err := db.Exec(ctx, q); require.NoError(t, err, q) }

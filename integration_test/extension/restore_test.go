@@ -33,6 +33,7 @@ func dbURL(t *testing.T, u, name string) string {
 // draws the restored database's own offset; the default then works, and
 // its new IDs sort after the restored ones.
 func TestExtensionRestore(t *testing.T) {
+	t.Parallel()
 	run(t, func(t *testing.T, db *pgtest.DB) {
 		if !db.Server.InContainer() {
 			t.Skip("pg_dump and pg_restore run in the server's container; the server is not one")

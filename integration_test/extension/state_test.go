@@ -44,6 +44,7 @@ func checkState(t *testing.T, q queryer, off int64, e flake.Epoch) {
 // statements share a start. A direct UPDATE committed by another session
 // is used from the next statement, in a transaction block too.
 func TestExtensionFollowsState(t *testing.T) {
+	t.Parallel()
 	run(t, func(t *testing.T, db *pgtest.DB) {
 		ctx := context.Background()
 		e2020, err := flake.NewEpoch(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
@@ -140,6 +141,7 @@ func TestExtensionFollowsState(t *testing.T) {
 // SAVEPOINT among them; a parallel query at most once in the leader and
 // once in each worker.
 func TestExtensionReadsStatePerStatement(t *testing.T) {
+	t.Parallel()
 	run(t, func(t *testing.T, db *pgtest.DB) {
 		ctx := context.Background()
 		cfg, err := pgx.ParseConfig(db.URL)

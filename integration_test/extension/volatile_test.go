@@ -19,6 +19,7 @@ import (
 // under generic plans, and partitioned tables; and one ID for all rows
 // where the planner makes an initplan of it, for both.
 func TestExtensionBehavesAsVolatile(t *testing.T) {
+	t.Parallel()
 	run(t, func(t *testing.T, db *pgtest.DB) {
 		ctx := context.Background()
 		conn, err := db.Acquire(ctx)
@@ -109,6 +110,7 @@ func TestExtensionBehavesAsVolatile(t *testing.T) {
 // condition, exactly as ulid_flake() is; with a constant argument it is
 // STABLE, may serve as an index condition, and draws nothing.
 func TestExtensionInWhere(t *testing.T) {
+	t.Parallel()
 	run(t, func(t *testing.T, db *pgtest.DB) {
 		ctx := context.Background()
 		conn, err := db.Acquire(ctx)

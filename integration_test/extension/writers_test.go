@@ -35,6 +35,7 @@ import (
 //     before an install of version 7 in ids (8 revokes such grants when
 //     it runs): refused.
 func TestExtensionStateWriters(t *testing.T) {
+	t.Parallel()
 	run(t, func(t *testing.T, db *pgtest.DB) {
 		ctx := context.Background()
 		exec := func(q string) { t.Helper(); _, err := db.Exec(ctx, q); require.NoError(t, err, q) }
