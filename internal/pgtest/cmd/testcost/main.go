@@ -1,15 +1,21 @@
 // Command testcost reports what a test run cost: the time of each test
 // package and of each PostgreSQL version, the tests that passed, failed and
-// skipped on each, and the containers the run started. It reads the output
-// of go test -json on its standard input, passes the tests' own output
-// through, and exits with go test's verdict:
+// skipped on each (and why they skipped), and the containers the harness
+// started. It reads the output of go test -json on its standard input and
+// exits with go test's verdict:
 //
 //	go test -json work | go run ./internal/pgtest/cmd/testcost
 //	ULIDFLAKE_FULL=1 go test -race -json work | go run ./internal/pgtest/cmd/testcost
 //
-// Its last line is "N passed, N failed, N skipped" (every test and
-// subtest). Container starts are counted from the Docker Engine's events
-// during the run (the docker CLI); without it they are reported as unknown.
+// The output of a test that failed, and of a package that failed without a
+// failing test (a build error, a timeout), is printed whole, by package.
+// A version's time adds up its subtests' times (pgNN), which overlap when
+// they run in parallel: it is what the version costs, not wall time.
+// Container starts are the Docker Engine's events for containers that carry
+// the harness's label (org.ulidflake.pgtest), watched while the run lasts;
+// without the docker CLI they are reported as unknown. The last line is
+// "N passed, N failed, N skipped" (tests and subtests; a package that
+// failed with no failing test counts as one failure).
 package main
 
 import (
@@ -28,22 +34,11 @@ import (
 
 // event is one line of go test -json (cmd/test2json).
 type event struct {
-	Time    time.Time
 	Action  string
 	Package string
 	Test    string
 	Elapsed float64
 	Output  string
-}
-
-// pkgCost is what one test package cost.
-type pkgCost struct {
-	tally
-	elapsed     float64
-	result      string             // pass or fail
-	perVersion  map[string]float64 // seconds in subtests pgNN
-	skipReasons map[string]int     // top-level skips, by message
-	lastOutput  map[string]string  // each test's last line of its own output
 }
 
 // tally counts tests by result.
@@ -60,6 +55,18 @@ func (c *tally) add(action string) {
 	}
 }
 
+// pkgCost is what one test package cost.
+type pkgCost struct {
+	tally
+	elapsed    float64
+	result     string              // pass or fail
+	perVersion map[string]float64  // seconds in subtests pgNN
+	byVersion  map[string]*tally   // results of tests under pgNN
+	output     map[string][]string // each test's output, "" the package's
+	failed     []string            // the tests that failed, in order
+	skips      map[string]int      // skips by message
+}
+
 // versionCost is what one server version cost across packages.
 type versionCost struct {
 	tally
@@ -69,85 +76,111 @@ type versionCost struct {
 var versionElem = regexp.MustCompile(`^pg[0-9]+$`)
 
 func main() {
+	starts := watchStarts()
 	start := time.Now()
-	pkgs, versions, totals, err := read(os.Stdin, os.Stdout)
-	end := time.Now()
+	pkgs, err := read(os.Stdin)
+	wall := time.Since(start)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testcost:", err)
 		os.Exit(2)
 	}
-	report(os.Stdout, pkgs, versions, end.Sub(start))
-	fmt.Println(containerStarts(start, end))
+	failures(os.Stdout, pkgs)
+	totals := report(os.Stdout, pkgs, wall)
+	fmt.Println(starts())
 	fmt.Printf("%d passed, %d failed, %d skipped\n", totals.pass, totals.fail, totals.skip)
-	for _, p := range pkgs {
-		if p.result == "fail" {
-			os.Exit(1)
-		}
-	}
 	if totals.fail > 0 {
 		os.Exit(1)
 	}
 }
 
-// read consumes go test -json, writing the tests' output to out.
-func read(r io.Reader, out io.Writer) (map[string]*pkgCost, map[string]*versionCost, tally, error) {
+// read consumes go test -json.
+func read(r io.Reader) (map[string]*pkgCost, error) {
 	pkgs := map[string]*pkgCost{}
-	versions := map[string]*versionCost{}
-	var totals tally
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
 	for sc.Scan() {
 		var e event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			fmt.Fprintln(out, sc.Text()) // build errors and the like
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil || e.Package == "" {
+			fmt.Println(sc.Text()) // build errors and the like
 			continue
 		}
 		p := pkgs[e.Package]
 		if p == nil {
-			p = &pkgCost{perVersion: map[string]float64{}, skipReasons: map[string]int{}, lastOutput: map[string]string{}}
+			p = &pkgCost{perVersion: map[string]float64{}, byVersion: map[string]*tally{}, output: map[string][]string{}, skips: map[string]int{}}
 			pkgs[e.Package] = p
 		}
-		switch e.Action {
-		case "output":
-			if e.Test == "" || strings.Contains(e.Output, "--- FAIL") || strings.HasPrefix(e.Output, "FAIL") {
-				io.WriteString(out, e.Output)
-			}
-			if e.Test != "" && strings.Contains(e.Output, ".go:") && !strings.HasPrefix(strings.TrimSpace(e.Output), "---") {
-				p.lastOutput[e.Test] = strings.TrimSpace(e.Output)
-			}
+		p.record(e)
+	}
+	return pkgs, sc.Err()
+}
+
+// record adds one event to the package's cost.
+func (p *pkgCost) record(e event) {
+	switch e.Action {
+	case "output":
+		p.output[e.Test] = append(p.output[e.Test], e.Output)
+		return
+	case "pass", "fail", "skip":
+	default:
+		return
+	}
+	if e.Test == "" {
+		p.elapsed, p.result = e.Elapsed, e.Action
+		return
+	}
+	p.add(e.Action)
+	if v := versionOf(e.Test); v != "" {
+		if p.byVersion[v] == nil {
+			p.byVersion[v] = &tally{}
+		}
+		p.byVersion[v].add(e.Action)
+	}
+	switch e.Action {
+	case "fail":
+		p.failed = append(p.failed, e.Test)
+	case "skip":
+		p.skips[skipReason(p.output[e.Test])]++
+	}
+	if v := e.Test[strings.LastIndex(e.Test, "/")+1:]; versionElem.MatchString(v) {
+		p.perVersion[v] += e.Elapsed
+	}
+	if e.Action == "pass" {
+		delete(p.output, e.Test)
+	}
+}
+
+// skipReason is the message a skipped test gave: its last line of output
+// that is not go test's own.
+func skipReason(lines []string) string {
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" || strings.HasPrefix(l, "---") || strings.HasPrefix(l, "===") {
 			continue
-		case "pass", "fail", "skip":
-		default:
+		}
+		if _, msg, ok := strings.Cut(l, ": "); ok && strings.Contains(l, ".go:") {
+			return msg
+		}
+		return l
+	}
+	return "(no message)"
+}
+
+// failures prints, by package, the output of every test that failed and
+// of a failed package.
+func failures(w io.Writer, pkgs map[string]*pkgCost) {
+	for _, name := range sortedNames(pkgs) {
+		p := pkgs[name]
+		if p.result != "fail" && len(p.failed) == 0 {
 			continue
 		}
-		if e.Test == "" {
-			p.elapsed, p.result = e.Elapsed, e.Action
-			continue
+		fmt.Fprintf(w, "\n== FAIL %s\n", name)
+		for _, t := range p.failed {
+			io.WriteString(w, strings.Join(p.output[t], ""))
 		}
-		v := versionOf(e.Test)
-		vc := versions[v]
-		if v != "" && vc == nil {
-			vc = &versionCost{}
-			versions[v] = vc
-		}
-		totals.add(e.Action)
-		p.add(e.Action)
-		if vc != nil {
-			vc.add(e.Action)
-			if last := e.Test[strings.LastIndex(e.Test, "/")+1:]; last == v {
-				vc.elapsed += e.Elapsed
-				p.perVersion[v] += e.Elapsed
-			}
-		}
-		if e.Action == "skip" && !strings.Contains(e.Test, "/") {
-			reason := p.lastOutput[e.Test]
-			if i := strings.Index(reason, ": "); i >= 0 {
-				reason = reason[i+2:]
-			}
-			p.skipReasons[reason]++
+		if len(p.failed) == 0 {
+			io.WriteString(w, strings.Join(p.output[""], ""))
 		}
 	}
-	return pkgs, versions, totals, sc.Err()
 }
 
 // versionOf returns the server version a test runs on (its pgNN element),
@@ -161,17 +194,43 @@ func versionOf(test string) string {
 	return ""
 }
 
-func report(w io.Writer, pkgs map[string]*pkgCost, versions map[string]*versionCost, wall time.Duration) {
+func sortedNames(pkgs map[string]*pkgCost) []string {
 	names := make([]string, 0, len(pkgs))
+	for n := range pkgs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// report prints the tables and returns the run's totals.
+func report(w io.Writer, pkgs map[string]*pkgCost, wall time.Duration) tally {
+	var totals tally
 	var sum float64
-	for n, p := range pkgs {
-		if p.result != "" && (p.pass+p.fail+p.skip > 0 || p.result == "fail") {
-			names = append(names, n)
-			sum += p.elapsed
+	versions := map[string]*versionCost{}
+	var names []string
+	for _, n := range sortedNames(pkgs) {
+		p := pkgs[n]
+		totals.pass, totals.skip, totals.fail = totals.pass+p.pass, totals.skip+p.skip, totals.fail+p.fail
+		if p.result == "fail" && p.fail == 0 {
+			totals.fail++
+		}
+		if p.pass+p.fail+p.skip == 0 && p.result != "fail" {
+			continue
+		}
+		names = append(names, n)
+		sum += p.elapsed
+		for v, c := range p.byVersion {
+			if versions[v] == nil {
+				versions[v] = &versionCost{}
+			}
+			vc := versions[v]
+			vc.elapsed += p.perVersion[v]
+			vc.pass, vc.fail, vc.skip = vc.pass+c.pass, vc.fail+c.fail, vc.skip+c.skip
 		}
 	}
-	sort.Slice(names, func(i, j int) bool { return pkgs[names[i]].elapsed > pkgs[names[j]].elapsed })
-	var vnames []string
+	sort.SliceStable(names, func(i, j int) bool { return pkgs[names[i]].elapsed > pkgs[names[j]].elapsed })
+	vnames := make([]string, 0, len(versions))
 	for v := range versions {
 		vnames = append(vnames, v)
 	}
@@ -179,7 +238,11 @@ func report(w io.Writer, pkgs map[string]*pkgCost, versions map[string]*versionC
 
 	fmt.Fprintf(w, "\n== test cost: %s wall, %.0f s of package time\n", wall.Round(time.Second), sum)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "package\ttime (s)\tpass\tfail\tskip\t%s\t\n", strings.Join(vnames, " (s)\t")+suffix(vnames))
+	head := "package\ttime (s)\tpass\tfail\tskip\t"
+	for _, v := range vnames {
+		head += v + " (s)\t"
+	}
+	fmt.Fprintln(tw, head)
 	for _, n := range names {
 		p := pkgs[n]
 		row := fmt.Sprintf("%s\t%.1f\t%d\t%d\t%d\t", strings.TrimPrefix(n, "github.com/ulidflake/ulidflake/"), p.elapsed, p.pass, p.fail, p.skip)
@@ -189,7 +252,7 @@ func report(w io.Writer, pkgs map[string]*pkgCost, versions map[string]*versionC
 		fmt.Fprintln(tw, row)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\n== per PostgreSQL version (subtests pgNN and below)\n")
+	fmt.Fprintf(w, "\n== per PostgreSQL version: tests and subtests under pgNN; time is the sum of the pgNN subtests' times\n")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "version\ttime (s)\tpassed\tfailed\tskipped\t\n")
 	for _, v := range vnames {
@@ -197,39 +260,49 @@ func report(w io.Writer, pkgs map[string]*pkgCost, versions map[string]*versionC
 		fmt.Fprintf(tw, "%s\t%.1f\t%d\t%d\t%d\t\n", v, c.elapsed, c.pass, c.fail, c.skip)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\n== skipped top-level tests, by reason\n")
+	fmt.Fprintf(w, "\n== skipped tests and subtests, by reason\n")
 	for _, n := range names {
-		for reason, k := range pkgs[n].skipReasons {
-			fmt.Fprintf(w, "%3d  %s: %s\n", k, strings.TrimPrefix(n, "github.com/ulidflake/ulidflake/"), reason)
+		for reason, k := range pkgs[n].skips {
+			fmt.Fprintf(w, "%4d  %s: %s\n", k, strings.TrimPrefix(n, "github.com/ulidflake/ulidflake/"), reason)
 		}
 	}
+	return totals
 }
 
-func suffix(v []string) string {
-	if len(v) == 0 {
-		return ""
+// watchStarts watches the Docker Engine's container starts of the
+// harness's containers until the function it returns is called, which
+// reports them.
+func watchStarts() func() string {
+	cmd := exec.Command("docker", "events", "--filter", "type=container", "--filter", "event=start",
+		"--filter", "label=org.ulidflake.pgtest=1", "--format", "{{.From}}")
+	out, err := cmd.StdoutPipe()
+	if err == nil {
+		err = cmd.Start()
 	}
-	return " (s)"
-}
-
-// containerStarts counts the containers the Docker Engine started between
-// start and end, by image.
-func containerStarts(start, end time.Time) string {
-	out, err := exec.Command("docker", "events", "--since", start.Format(time.RFC3339Nano), "--until", end.Format(time.RFC3339Nano),
-		"--filter", "type=container", "--filter", "event=start", "--format", "{{.From}}").Output()
 	if err != nil {
-		return "== container starts: unknown (" + err.Error() + ")"
+		return func() string { return "\n== container starts: unknown (" + err.Error() + ")" }
 	}
 	byImage := map[string]int{}
-	total := 0
-	for _, img := range strings.Fields(string(out)) {
-		byImage[img]++
-		total++
+	done := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			byImage[strings.TrimSpace(sc.Text())]++
+		}
+		close(done)
+	}()
+	return func() string {
+		time.Sleep(time.Second) // events of the last moments
+		_ = cmd.Process.Kill()
+		<-done
+		_ = cmd.Wait()
+		total := 0
+		var parts []string
+		for img, n := range byImage {
+			parts = append(parts, fmt.Sprintf("%s %d", img, n))
+			total += n
+		}
+		sort.Strings(parts)
+		return fmt.Sprintf("\n== container starts of the harness: %d (%s)", total, strings.Join(parts, ", "))
 	}
-	var parts []string
-	for img, n := range byImage {
-		parts = append(parts, fmt.Sprintf("%s %d", img, n))
-	}
-	sort.Strings(parts)
-	return fmt.Sprintf("\n== container starts: %d (%s)", total, strings.Join(parts, ", "))
 }

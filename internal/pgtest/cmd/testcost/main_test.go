@@ -1,0 +1,53 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A run with a failing subtest, a skip, and a package that timed out with
+// no failing test: each failure's output is printed under its package, the
+// timed-out package counts as a failure, and the version's row counts the
+// subtest.
+func TestReport(t *testing.T) {
+	in := strings.Join([]string{
+		`{"Action":"output","Package":"x/a","Test":"TestA/pg18","Output":"    a_test.go:3: boom\n"}`,
+		`{"Action":"fail","Package":"x/a","Test":"TestA/pg18","Elapsed":1.5}`,
+		`{"Action":"fail","Package":"x/a","Test":"TestA","Elapsed":1.5}`,
+		`{"Action":"output","Package":"x/a","Test":"TestOK/pg18","Output":"    ok_test.go:1: chatter\n"}`,
+		`{"Action":"pass","Package":"x/a","Test":"TestOK/pg18","Elapsed":0.5}`,
+		`{"Action":"pass","Package":"x/a","Test":"TestOK","Elapsed":0.5}`,
+		`{"Action":"fail","Package":"x/a","Elapsed":2}`,
+		`{"Action":"output","Package":"x/b","Test":"TestB","Output":"    b_test.go:9: heavy scenario: later\n"}`,
+		`{"Action":"skip","Package":"x/b","Test":"TestB","Elapsed":0}`,
+		`{"Action":"pass","Package":"x/b","Elapsed":0.1}`,
+		`{"Action":"output","Package":"x/c","Output":"panic: test timed out after 10m0s\n"}`,
+		`{"Action":"fail","Package":"x/c","Elapsed":600}`,
+	}, "\n")
+	pkgs, err := read(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	failures(&out, pkgs)
+	totals := report(&out, pkgs, time.Second)
+	if totals != (tally{pass: 2, fail: 3, skip: 1}) {
+		t.Errorf("totals %+v, want 2 passed, 3 failed (2 tests and a package), 1 skipped", totals)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"== FAIL x/a\n    a_test.go:3: boom\n",
+		"== FAIL x/c\npanic: test timed out after 10m0s\n",
+		"pg18       2.0       1       1        0",
+		"1  x/b: heavy scenario: later",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "chatter") {
+		t.Errorf("a passing test's output is printed:\n%s", got)
+	}
+}
