@@ -8,7 +8,8 @@
 -- find them. Superusers, who may do all of this anyway, and the roles
 -- that are members of the installing role act as the installer. It
 -- follows the declaration of schema (name), the install schema; it pins
--- search_path itself and puts it back.
+-- search_path itself and puts it back, for the DO block (the function
+-- has SET search_path = pg_catalog, pg_temp too).
 	path    text := pg_catalog.current_setting('search_path');
 	nsp     oid;
 	owner   text;

@@ -82,7 +82,7 @@ func TestEveryFileFromVersion5ChecksTheSchema(t *testing.T) {
 	}
 	const pin = "SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.current_schema()), true);\n"
 	const call = "SELECT ulid_flake_alone(pg_catalog.current_schema());\n"
-	create := "CREATE FUNCTION ulid_flake_alone(schema name) RETURNS void LANGUAGE plpgsql VOLATILE AS $alone$\nDECLARE\n" +
+	create := "CREATE FUNCTION ulid_flake_alone(schema name) RETURNS void LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $alone$\nDECLARE\n" +
 		aloneSQL + "$alone$;\nREVOKE EXECUTE ON FUNCTION ulid_flake_alone(name) FROM PUBLIC;\n"
 	if !strings.Contains(all[4].Up, create) {
 		t.Error("version 5's up does not create ulid_flake_alone with the body of alone.sql")

@@ -17,7 +17,7 @@ SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.cu
 -- ulid_flake_alone(schema): refuses (55U05) an install schema that is not the
 -- installing role's alone. Every file from this one on, up and down,
 -- calls it first; Migrate runs the same body before every step.
-CREATE FUNCTION ulid_flake_alone(schema name) RETURNS void LANGUAGE plpgsql VOLATILE AS $alone$
+CREATE FUNCTION ulid_flake_alone(schema name) RETURNS void LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $alone$
 DECLARE
 -- The body of ulid_flake_alone() (version 5) and of the DO block Migrate
 -- runs before every step: the install schema is the installer's alone.
@@ -29,7 +29,8 @@ DECLARE
 -- find them. Superusers, who may do all of this anyway, and the roles
 -- that are members of the installing role act as the installer. It
 -- follows the declaration of schema (name), the install schema; it pins
--- search_path itself and puts it back.
+-- search_path itself and puts it back, for the DO block (the function
+-- has SET search_path = pg_catalog, pg_temp too).
 	path    text := pg_catalog.current_setting('search_path');
 	nsp     oid;
 	owner   text;

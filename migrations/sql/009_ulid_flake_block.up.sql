@@ -30,7 +30,7 @@ SELECT ulid_flake_alone(pg_catalog.current_schema());
 CREATE FUNCTION ulid_flake_block(n integer) RETURNS bigint[]
 LANGUAGE sql VOLATILE PARALLEL UNSAFE
 RETURN CASE WHEN n IS NULL OR n OPERATOR(pg_catalog.<) 1 OR n OPERATOR(pg_catalog.>) 65536
-		THEN ulid_flake_raise('22023'::text, pg_catalog.format('ulid_flake_block: a block of %s IDs: want 1 to 65536; call it again for more',
+		THEN ulid_flake_raise('22023'::text, pg_catalog.format('ulid_flake_block: a block of %s IDs: want 1 to 65536',
 			COALESCE(n::text, 'NULL'::text)), NULL::bigint[])
 	ELSE (SELECT pg_catalog.array_agg(g.id ORDER BY g.id)
 		FROM (SELECT CASE WHEN ulid_flake_node_sid() IS NULL THEN ulid_flake() ELSE ulid_flake_scalable(ulid_flake_node_sid()) END AS id
