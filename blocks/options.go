@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/migrations"
 )
 
 // Errors. Every error a [Source] returns wraps one of them, or
@@ -42,10 +43,6 @@ const (
 	// says otherwise.
 	DefaultTimeout = 10 * time.Second
 )
-
-// defaultSchema is where the migrations install ulid_flake_block unless
-// told otherwise (migrations.WithSchema).
-const defaultSchema = "public"
 
 // Option configures a [Source].
 type Option func(*options)
@@ -84,7 +81,7 @@ func WithSchema(name string) Option { return func(o *options) { o.schema = name 
 
 // newOptions applies opts to the defaults and checks the result.
 func newOptions(opts []Option) (options, error) {
-	o := options{size: DefaultSize, validity: DefaultValidity, timeout: DefaultTimeout, schema: defaultSchema}
+	o := options{size: DefaultSize, validity: DefaultValidity, timeout: DefaultTimeout, schema: migrations.DefaultSchema}
 	for _, opt := range opts {
 		opt(&o)
 	}

@@ -178,29 +178,5 @@ func trusted(ctx context.Context, tx execer, table string) error {
 	if foreign.Valid {
 		return fmt.Errorf("%w: %s; drop what that role made, or give it to the install's owner (REASSIGN OWNED BY ... TO ...); only if that role is meant to own the install, run Migrate as it", ErrForeignOwner, foreign.String)
 	}
-	return schemaOwned(ctx, tx)
-}
-
-// schemaOwned returns ErrForeignOwner when the install schema's owner (the
-// database's owner, for a schema owned by pg_database_owner) is neither
-// the role running Migrate nor a superuser: a schema's owner may drop any
-// object in it and make its own in its place (a ulid_flake_state with
-// another epoch or offset), which the generators and the C extension then
-// read. Migration 8 refuses the same install with 42501.
-func schemaOwned(ctx context.Context, tx execer) error {
-	var owner sql.NullString
-	err := tx.QueryRowContext(ctx, `SELECT r.rolname FROM pg_catalog.pg_namespace AS n
-		JOIN pg_catalog.pg_database AS d ON d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
-		JOIN pg_catalog.pg_roles AS r ON r.oid OPERATOR(pg_catalog.=) CASE
-			WHEN n.nspowner OPERATOR(pg_catalog.=) 'pg_database_owner'::pg_catalog.regrole::pg_catalog.oid THEN d.datdba
-			ELSE n.nspowner END
-		WHERE n.nspname OPERATOR(pg_catalog.=) pg_catalog.current_schema()
-			AND NOT r.rolsuper AND r.rolname OPERATOR(pg_catalog.<>) CURRENT_USER`).Scan(&owner)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("migrations: reading the install schema's owner: %w", err)
-	}
-	if owner.Valid {
-		return fmt.Errorf("%w: the install schema (the first of search_path that exists, unless WithSchema names it; \"$user\" finds a schema named after this role) is owned by %q, who could drop ulid_flake_state or the functions and make its own (another epoch, offset or SID); install in a schema this role owns (WithSchema), or, if %[2]q is meant to own the install, run Migrate as it", ErrForeignOwner, owner.String)
-	}
 	return nil
 }

@@ -3,6 +3,8 @@ package migrations
 import (
 	"errors"
 	"fmt"
+
+	"github.com/ulidflake/ulidflake/flake"
 )
 
 // Errors of the migration set and of the database's version table.
@@ -13,8 +15,9 @@ var (
 	ErrDuplicate = errors.New("migrations: duplicate migration")
 	// ErrUnknownVersion: the database records a version this package does not have.
 	ErrUnknownVersion = errors.New("migrations: unknown version in the database")
-	// ErrTarget: a target version, or a [Direction], that does not exist.
-	ErrTarget = errors.New("migrations: no such target version")
+	// ErrTarget: a target version, or a [Direction], that does not exist:
+	// a bad option, so it wraps [flake.ErrOption].
+	ErrTarget = fmt.Errorf("%w: migrations: no such target version", flake.ErrOption)
 	// ErrNotInstalled: the database has no ulid_flake functions where they
 	// were looked for; install them first ([Migrate]). Every package of
 	// this module that needs the functions wraps this one sentinel.
@@ -33,16 +36,16 @@ var (
 	// not read it as itself ("$user", a schema that does not exist), or
 	// the search_path names no schema that exists.
 	ErrSchema = errors.New("migrations: not an install schema")
-	// ErrForeignOwner: the version table, or an object of the install
-	// schema that Migrate reads or calls by name, or the install schema
-	// itself, is owned by a role that is neither the one running Migrate
-	// nor a superuser. Migrate writes into the table and calls the
-	// functions, so it refuses them: a planted table's triggers or a
-	// planted function would run with the caller's rights. A schema's
-	// owner may drop what is in it and put its own ulid_flake_state (epoch,
-	// offset) in its place, which the generators read. For a schema owned
-	// by pg_database_owner (public, from PostgreSQL 15 on), the owner is
-	// the database's.
+	// ErrForeignOwner: the install schema is not the installer's alone:
+	// a role other than the one running Migrate (or a superuser) owns it
+	// (for a schema owned by pg_database_owner, public from PostgreSQL 15
+	// on, the database's owner), may create in it, or owns an object of
+	// the install's names there (SQLSTATE 55U05, which every migration
+	// file from version 5 on raises too, and Migrate checks before every
+	// step); or the version table, or an object Migrate reads or calls by
+	// name, is another role's. Such a role could drop what is there and
+	// put its own state or functions in its place, or run its code with
+	// the caller's rights.
 	ErrForeignOwner = errors.New("migrations: the install holds objects of another role")
 	// ErrEpoch: the functions were installed with another epoch than the
 	// one [WithEpoch] gives, or version 7 would fix an epoch other than the one

@@ -3,16 +3,39 @@ package migrations
 import (
 	"context"
 	"database/sql"
+	_ "embed"
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/ulidflake/ulidflake/flake"
 	"github.com/ulidflake/ulidflake/migrations/internal/pgsql"
 )
 
-// DefaultTable is the version table Migrate keeps.
-const DefaultTable = "ulid_flake_migrations"
+// DefaultVersionTable is the version table Migrate keeps.
+const DefaultVersionTable = "ulid_flake_migrations"
+
+// DefaultSchema is the schema that the packages of this module look for
+// the install in when they are given none (their WithSchema). Migrate
+// itself installs in the first schema of search_path that exists unless
+// [WithSchema] names one: public, under PostgreSQL's default search_path.
+const DefaultSchema = "public"
+
+// aloneSQL refuses (SQLSTATE 55U05, [ErrForeignOwner]) an install schema
+// that is not the installing role's alone: the body of version 5's
+// ulid_flake_alone(schema), which every file from version 5 on calls
+// first, and which Migrate runs as a DO block before every step, whatever
+// the version.
+//
+//go:embed alone.sql
+var aloneSQL string
+
+// stateNotAlone is the SQLSTATE of aloneSQL's refusal.
+const stateNotAlone = "55U05"
+
+// aloneStatement is aloneSQL as the statement Migrate runs.
+func aloneStatement() string {
+	return "DO $alone$\nDECLARE\n\tschema name := pg_catalog.current_schema();\n" + aloneSQL + "$alone$"
+}
 
 // lockKey serialises concurrent Migrate calls on one database
 // (pg_advisory_xact_lock). It is "ulidflak" read as a big-endian integer.
@@ -55,8 +78,8 @@ func WithDryRun(w io.Writer) Option { return func(o *options) { o.dryRun = w } }
 // with search_path set to it. The version table lives there too.
 func WithSchema(schema string) Option { return func(o *options) { o.schema = schema } }
 
-// WithTable names the version table (default ulid_flake_migrations).
-func WithTable(name string) Option { return func(o *options) { o.table = name } }
+// WithVersionTable names the version table (default [DefaultVersionTable]).
+func WithVersionTable(name string) Option { return func(o *options) { o.table = name } }
 
 // WithEpoch installs the functions with epoch e, the one the application's
 // Go generators use ([flake.WithEpoch]); without it they count from the
@@ -100,7 +123,7 @@ func Migrate(ctx context.Context, db *sql.DB, opts ...Option) ([]Step, error) {
 // migrate is Migrate with the versions this build knows given: tests run
 // two releases at once by giving the older one fewer.
 func migrate(ctx context.Context, db *sql.DB, all []Migration, opts ...Option) ([]Step, error) {
-	o := options{target: -1, table: DefaultTable, dir: DirectionUp}
+	o := options{target: -1, table: DefaultVersionTable, dir: DirectionUp}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -143,12 +166,9 @@ func migrate(ctx context.Context, db *sql.DB, all []Migration, opts ...Option) (
 			if s.Direction == DirectionUp {
 				body = m.Up
 			}
-			fmt.Fprintf(o.dryRun, "-- version %d %s (%s)\nBEGIN;\nSELECT pg_catalog.pg_advisory_xact_lock(%d);\n", s.Version, m.Name, s.Direction, int64(lockKey))
-			if o.schema != "" {
-				fmt.Fprintf(o.dryRun, "SET LOCAL search_path TO %s;\n", pgsql.QuoteIdent(o.schema))
-			}
-			if o.epoch != nil {
-				fmt.Fprintf(o.dryRun, "SET LOCAL ulid_flake.epoch_ms TO %d;\n", o.epoch.UnixMilli())
+			fmt.Fprintf(o.dryRun, "-- version %d %s (%s)\nBEGIN;\n", s.Version, m.Name, s.Direction)
+			for _, q := range preamble(o) {
+				fmt.Fprintf(o.dryRun, "%s;\n", q)
 			}
 			fmt.Fprintf(o.dryRun, "%s\n%s\nCOMMIT;\n\n", body, recordSQL(table, m, s.Direction))
 		}
@@ -196,6 +216,22 @@ func plan(current, target int, all []Migration) []Step {
 	return steps
 }
 
+// preamble is what each step's transaction runs before anything else, in
+// order, and what a dry run writes before each version's file: the lock,
+// the install schema (WithSchema; else the caller's first schema that
+// exists, which [pinSchema] then pins), the epoch (WithEpoch), and the
+// check that the schema is the installer's alone (aloneSQL).
+func preamble(o options) []string {
+	stmts := []string{fmt.Sprintf("SELECT pg_catalog.pg_advisory_xact_lock(%d)", int64(lockKey))}
+	if o.schema != "" {
+		stmts = append(stmts, "SET LOCAL search_path TO "+pgsql.QuoteIdent(o.schema))
+	}
+	if o.epoch != nil {
+		stmts = append(stmts, fmt.Sprintf("SET LOCAL ulid_flake.epoch_ms TO '%d'", o.epoch.UnixMilli()))
+	}
+	return append(stmts, aloneStatement())
+}
+
 // step takes one version towards target in a transaction of its own, under
 // the lock, reading the versions again once the lock is held. It reports
 // done when the database is at target.
@@ -205,17 +241,13 @@ func step(ctx context.Context, db *sql.DB, o options, table string, all []Migrat
 		return Step{}, false, err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `SELECT pg_catalog.pg_advisory_xact_lock($1)`, int64(lockKey)); err != nil {
-		return Step{}, false, fmt.Errorf("migrations: taking the lock: %w", err)
+	for _, q := range preamble(o) {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return Step{}, false, fmt.Errorf("migrations: before a step: %w", classify(0, err))
+		}
 	}
 	if err := pinSchema(ctx, tx, o.schema); err != nil {
 		return Step{}, false, err
-	}
-	if o.epoch != nil {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_catalog.set_config('ulid_flake.epoch_ms', $1, true)`,
-			strconv.FormatInt(o.epoch.UnixMilli(), 10)); err != nil {
-			return Step{}, false, fmt.Errorf("migrations: setting the epoch: %w", err)
-		}
 	}
 	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+table+` (
 		version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
@@ -276,9 +308,14 @@ func step(ctx context.Context, db *sql.DB, o options, table string, all []Migrat
 }
 
 // classify wraps the sentinel that a refusal of version's file stands for,
-// read from its SQLSTATE in the version's refusals ([versions]).
+// read from its SQLSTATE: [ErrForeignOwner] for the refusal of every file
+// from version 5 on (and of the check Migrate runs before each step,
+// version 0 here), else the version's refusals ([versions]).
 func classify(version int, err error) error {
 	code := pgsql.SQLState(err)
+	if code == stateNotAlone {
+		return fmt.Errorf("%w: %w", ErrForeignOwner, err)
+	}
 	if version < 1 || version > len(versions) || code == "" {
 		return err
 	}

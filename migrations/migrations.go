@@ -24,8 +24,13 @@
 // ([flake.WithEpoch]). docs/sql.md ("The epoch") says how to change it.
 // The SID that ulid_flake_scalable() uses when its call gives none is
 // fixed too, by the install's owner (ulid_flake_set_sid; docs/sql.md, "The
-// SID"). Install as the owner of the install schema ([ErrForeignOwner]
-// otherwise).
+// SID").
+//
+// The install schema is the installer's alone: install as the role that
+// owns it, in a schema no other role may create in (best a schema of its
+// own: CREATE SCHEMA ulid_flake, then [WithSchema]). Every file from
+// version 5 on, and Migrate before every step, refuse another (SQLSTATE
+// 55U05, [ErrForeignOwner]).
 //
 // The objects land in the first schema of search_path that exists; each
 // file pins search_path to that schema alone before it creates anything.
@@ -40,14 +45,17 @@
 package migrations
 
 import (
+	"bytes"
 	"embed"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
-	"testing/fstest"
+	"time"
 )
 
 //go:embed sql/*.sql
@@ -142,14 +150,102 @@ func GooseFS() fs.FS {
 	if err != nil {
 		panic(err) // the embedded set is checked by the package's tests
 	}
-	m := fstest.MapFS{}
+	m := flatFS{}
 	for _, mig := range all {
 		var b strings.Builder
 		fmt.Fprintf(&b, "-- +goose Up\n-- +goose StatementBegin\n%s\n-- +goose StatementEnd\n\n", strings.TrimSpace(mig.Up))
 		fmt.Fprintf(&b, "-- +goose Down\n-- +goose StatementBegin\n%s\n-- +goose StatementEnd\n", strings.TrimSpace(mig.Down))
-		m[fmt.Sprintf("%03d_%s.sql", mig.Version, mig.Name)] = &fstest.MapFile{Data: []byte(b.String())}
+		m[fmt.Sprintf("%03d_%s.sql", mig.Version, mig.Name)] = []byte(b.String())
 	}
 	return m
+}
+
+// flatFS is a read-only fs.FS of files at its root, by name.
+type flatFS map[string][]byte
+
+func (f flatFS) Open(name string) (fs.File, error) {
+	if name == "." {
+		entries, _ := f.ReadDir(".")
+		return &flatDir{info: flatInfo{name: ".", dir: true}, entries: entries}, nil
+	}
+	b, ok := f[name]
+	if !ok {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return &flatFile{Reader: bytes.NewReader(b), info: flatInfo{name: name, size: int64(len(b))}}, nil
+}
+
+func (f flatFS) ReadFile(name string) ([]byte, error) {
+	b, ok := f[name]
+	if !ok {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: fs.ErrNotExist}
+	}
+	return bytes.Clone(b), nil
+}
+
+func (f flatFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if name != "." {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrNotExist}
+	}
+	var entries []fs.DirEntry
+	for n, b := range f {
+		entries = append(entries, fs.FileInfoToDirEntry(flatInfo{name: n, size: int64(len(b))}))
+	}
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, nil
+}
+
+type flatFile struct {
+	*bytes.Reader
+	info flatInfo
+}
+
+func (f *flatFile) Stat() (fs.FileInfo, error) { return f.info, nil }
+func (f *flatFile) Close() error               { return nil }
+
+type flatDir struct {
+	info    flatInfo
+	entries []fs.DirEntry
+}
+
+func (d *flatDir) Stat() (fs.FileInfo, error) { return d.info, nil }
+func (d *flatDir) Close() error               { return nil }
+func (d *flatDir) Read([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "read", Path: ".", Err: fs.ErrInvalid}
+}
+
+func (d *flatDir) ReadDir(n int) ([]fs.DirEntry, error) {
+	if n <= 0 {
+		e := d.entries
+		d.entries = nil
+		return e, nil
+	}
+	if len(d.entries) == 0 {
+		return nil, io.EOF
+	}
+	n = min(n, len(d.entries))
+	e := d.entries[:n]
+	d.entries = d.entries[n:]
+	return e, nil
+}
+
+// flatInfo describes a file of a flatFS, or its root.
+type flatInfo struct {
+	name string
+	size int64
+	dir  bool
+}
+
+func (i flatInfo) Name() string       { return i.name }
+func (i flatInfo) Size() int64        { return i.size }
+func (i flatInfo) ModTime() time.Time { return time.Time{} }
+func (i flatInfo) IsDir() bool        { return i.dir }
+func (i flatInfo) Sys() any           { return nil }
+func (i flatInfo) Mode() fs.FileMode {
+	if i.dir {
+		return fs.ModeDir | 0o555
+	}
+	return 0o444
 }
 
 // Latest returns the highest version.

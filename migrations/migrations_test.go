@@ -3,6 +3,7 @@ package migrations
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -67,5 +68,62 @@ func TestOptionsRefusedBeforeAnyStatement(t *testing.T) {
 		if _, err := migrate(context.Background(), nil, all, tc.opts...); !errors.Is(err, tc.err) {
 			t.Errorf("%d options: %v, want %v", len(tc.opts), err, tc.err)
 		}
+	}
+}
+
+// TestEveryFileFromVersion5ChecksTheSchema: version 5 creates
+// ulid_flake_alone(schema) with the body Migrate runs before each step
+// (alone.sql), and every file from version 5 on, up and down, calls it
+// right after pinning search_path, before anything else runs.
+func TestEveryFileFromVersion5ChecksTheSchema(t *testing.T) {
+	all, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pin = "SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.current_schema()), true);\n"
+	const call = "SELECT ulid_flake_alone(pg_catalog.current_schema());\n"
+	create := "CREATE FUNCTION ulid_flake_alone(schema name) RETURNS void LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $alone$\nDECLARE\n" +
+		aloneSQL + "$alone$;\nREVOKE EXECUTE ON FUNCTION ulid_flake_alone(name) FROM PUBLIC;\n"
+	if !strings.Contains(all[4].Up, create) {
+		t.Error("version 5's up does not create ulid_flake_alone with the body of alone.sql")
+	}
+	for _, m := range all[4:] {
+		for dir, body := range map[string]string{"up": strings.Replace(m.Up, create, "", 1), "down": m.Down} {
+			i := strings.Index(body, pin)
+			rest := body[i+len(pin):]
+			j := strings.Index(rest, call)
+			if i < 0 || j < 0 || strings.Contains(stripComments(rest[:j]), ";") {
+				t.Errorf("version %d %s: does not call ulid_flake_alone right after pinning search_path", m.Version, dir)
+			}
+		}
+	}
+}
+
+// stripComments drops the -- comments of sql, so that what remains is
+// statements.
+func stripComments(sql string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(sql, "\n") {
+		if i := strings.Index(line, "--"); i >= 0 {
+			line = line[:i]
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
+// TestGooseFSIsAnFS: GooseFS passes fstest.TestFS (open, read, stat and
+// list its files as io/fs requires) with one file per version.
+func TestGooseFSIsAnFS(t *testing.T) {
+	all, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range all {
+		names = append(names, fmt.Sprintf("%03d_%s.sql", m.Version, m.Name))
+	}
+	if err := fstest.TestFS(GooseFS(), names...); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -92,7 +92,7 @@ var versions = []version{
 		guarded: []string{"ulid_flake_build", "ulid_flake_check_node"}},
 	{number: 5, adds: "ulid_flake_at",
 		fingerprint: []object{fn("ulid_flake_at(timestamp with time zone)")},
-		owns:        []object{fn("ulid_flake_at")}},
+		owns:        []object{fn("ulid_flake_at"), fn("ulid_flake_alone")}},
 	{number: 6, adds: "prefixed encode and decode",
 		fingerprint: []object{fn("ulid_flake_decode(text, text)"), fn("ulid_flake_encode(bigint, text)")}},
 	{number: versionFixedEpoch, adds: "the epoch fixed at install",

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ulidflake/ulidflake/flake"
+	"github.com/ulidflake/ulidflake/migrations"
 )
 
 // Errors.
@@ -60,11 +61,6 @@ const (
 	MinValidity = 4 * time.Millisecond
 	MaxValidity = time.Hour
 )
-
-// defaultSchema holds the lease table unless [WithSchema] names another.
-// It is migrations' DefaultSchema, which this package will use once
-// migrations declares it (issue 39: one declaration).
-const defaultSchema = "public"
 
 // tableName is the lease table's name, in its schema.
 const tableName = "ulid_flake_sid_leases"
@@ -130,7 +126,7 @@ func WithObserver(obs Observer) Option { return func(o *options) { o.obs = obs }
 // statement runs before they pass. Errors quote at most maxQuoted bytes of
 // a bad value.
 func newOptions(namespace string, opts []Option) (options, error) {
-	o := options{validity: DefaultValidity, schema: defaultSchema}
+	o := options{validity: DefaultValidity, schema: migrations.DefaultSchema}
 	for i, opt := range opts {
 		if opt == nil {
 			return o, optionError(nil, "option %d is nil", i)

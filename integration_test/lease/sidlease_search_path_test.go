@@ -46,6 +46,9 @@ func TestSIDLeaseAndPgxtypeIgnoreSearchPath(t *testing.T) {
 					c.Close(context.Background())
 				}
 			})
+			// The install first: the migrations refuse a schema another role may create in.
+			_, err := migrations.Migrate(ctx, db) // the domain pgxtype looks up
+			require.NoError(t, err)
 			for _, q := range []string{
 				`CREATE ROLE ` + role + ` NOLOGIN`,
 				`GRANT CREATE ON SCHEMA public TO ` + role,
@@ -56,8 +59,6 @@ func TestSIDLeaseAndPgxtypeIgnoreSearchPath(t *testing.T) {
 				_, err := db.ExecContext(ctx, q)
 				require.NoError(t, err, q)
 			}
-			_, err := migrations.Migrate(ctx, db) // the domain pgxtype looks up
-			require.NoError(t, err)
 			ops, funcs := itest.NamesUsed(t, ctx, db, "../../sidlease/claim.go", "../../pgxtype/domain.go")
 			t.Logf("operators %v; functions %v", ops, funcs)
 			conn, err := db.Conn(ctx)

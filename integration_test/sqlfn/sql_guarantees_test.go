@@ -29,10 +29,10 @@ func TestInstallIntoHostileSchemas(t *testing.T) {
 			require.NoError(t, err)
 			before := itest.CatalogBesides(t, ctx, sdb, name)
 			var out strings.Builder
-			_, err = migrations.Migrate(ctx, sdb, migrations.WithSchema(name), migrations.WithTable(name), migrations.WithDryRun(&out))
+			_, err = migrations.Migrate(ctx, sdb, migrations.WithSchema(name), migrations.WithVersionTable(name), migrations.WithDryRun(&out))
 			require.NoError(t, err, name)
 			require.Equal(t, before, itest.CatalogBesides(t, ctx, sdb, name), "a dry run changes nothing")
-			steps, err := migrations.Migrate(ctx, sdb, migrations.WithSchema(name), migrations.WithTable(name))
+			steps, err := migrations.Migrate(ctx, sdb, migrations.WithSchema(name), migrations.WithVersionTable(name))
 			require.NoError(t, err, name)
 			require.Len(t, steps, migrations.Latest())
 			require.Equal(t, before, itest.CatalogBesides(t, ctx, sdb, name), "only %q changed", name)
@@ -55,7 +55,7 @@ func TestInstallIntoHostileSchemas(t *testing.T) {
 				WHERE p.pronamespace = $1::regnamespace AND rn.nspname NOT IN ($2, 'pg_catalog')`, q, name).Scan(&others))
 			require.Empty(t, others, "functions of %q call functions of other schemas", name)
 			// The dry run's SQL, run as a script, does the same from scratch.
-			_, err = migrations.Migrate(ctx, sdb, migrations.WithSchema(name), migrations.WithTable(name), migrations.WithTarget(0))
+			_, err = migrations.Migrate(ctx, sdb, migrations.WithSchema(name), migrations.WithVersionTable(name), migrations.WithTarget(0))
 			require.NoError(t, err, name)
 			_, err = sdb.ExecContext(ctx, out.String())
 			require.NoError(t, err, "dry run SQL for %q", name)

@@ -47,7 +47,7 @@ func TestSchemaNamesUnderSettings(t *testing.T) {
 				q := `"` + strings.ReplaceAll(schema, `"`, `""`) + `"`
 				_, _ = sdb.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS `+q)
 				before := itest.CatalogBesides(t, ctx, sdb, schema)
-				_, err := migrations.Migrate(ctx, sdb, migrations.WithSchema(schema), migrations.WithTable(schema))
+				_, err := migrations.Migrate(ctx, sdb, migrations.WithSchema(schema), migrations.WithVersionTable(schema))
 				if refused {
 					require.ErrorIs(t, err, migrations.ErrSchema, "%q scs=%s", schema, scs)
 				} else {

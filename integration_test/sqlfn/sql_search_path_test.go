@@ -98,7 +98,8 @@ func sortedCopy(s []string) []string { c := append([]string(nil), s...); sort.St
 // TestSQLBodiesIgnoreSearchPath: an unprivileged role plants, in public, a
 // hijacking operator and function for every operator and function the
 // install uses (derived from the catalog and the sources), before the
-// install and after; a superuser then installs (with the database's
+// installs in other schemas and after every install (an install in public
+// comes first: the rule refuses a schema another role may create in); a superuser then installs (with the database's
 // search_path set to 'public, pg_catalog' by its owner), inserts with the
 // defaults, copies, and calls every function, with the default search_path
 // and with 'public, pg_catalog', for installs in public, in another schema
@@ -115,6 +116,8 @@ func TestSQLBodiesIgnoreSearchPath(t *testing.T) {
 
 			db, name := itest.EmptyDBNamed(t, s)
 			role := "attacker_" + name
+			_, err := migrations.Migrate(ctx, db)
+			require.NoError(t, err)
 			for _, q := range []string{
 				`CREATE ROLE ` + role + ` NOLOGIN`,
 				`GRANT CREATE ON SCHEMA public TO ` + role,
@@ -135,9 +138,7 @@ func TestSQLBodiesIgnoreSearchPath(t *testing.T) {
 			require.NoError(t, err)
 			db.SetMaxIdleConns(0) // new connections read the database's setting
 
-			// Installs: Migrate into public and ids; the plain files into plain.
-			_, err = migrations.Migrate(ctx, db)
-			require.NoError(t, err)
+			// Installs: Migrate into ids; the plain files into plain.
 			_, err = migrations.Migrate(ctx, db, migrations.WithSchema("ids"))
 			require.NoError(t, err)
 			conn, err = db.Conn(ctx)

@@ -16,6 +16,9 @@
 -- their literals are E'' or format()'s %L.
 SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.current_schema()), true);
 
+-- The install schema is the installer's alone (ulid_flake_alone, version 5).
+SELECT ulid_flake_alone(pg_catalog.current_schema());
+
 DO $install$
 DECLARE
 	schema text := pg_catalog.current_schema();

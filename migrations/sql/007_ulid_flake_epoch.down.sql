@@ -4,6 +4,9 @@
 -- that start from now on the epoch version 7 has.
 SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.current_schema()), true);
 
+-- The install schema is the installer's alone (ulid_flake_alone, version 5).
+SELECT ulid_flake_alone(pg_catalog.current_schema());
+
 DO $check$
 DECLARE
 	installed bigint;

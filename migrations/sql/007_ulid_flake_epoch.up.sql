@@ -40,6 +40,9 @@
 -- or put in a body as a quoted literal.
 SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.current_schema()), true);
 
+-- The install schema is the installer's alone (ulid_flake_alone, version 5).
+SELECT ulid_flake_alone(pg_catalog.current_schema());
+
 ALTER TABLE ulid_flake_state ADD COLUMN epoch_ms bigint;
 
 -- ulid_flake_epoch_settings(): the epochs version 6 gives the sessions of

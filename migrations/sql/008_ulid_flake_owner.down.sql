@@ -6,6 +6,9 @@
 -- table ulid_flake_nodes and its functions go.
 SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.current_schema()), true);
 
+-- The install schema is the installer's alone (ulid_flake_alone, version 5).
+SELECT ulid_flake_alone(pg_catalog.current_schema());
+
 DO $check$
 DECLARE
 	sid   integer := ulid_flake_node_sid();

@@ -1,12 +1,6 @@
 -- ulidflake 008: what the generators read at run time is the install
 -- owner's alone.
 --
--- * The install schema must be owned by the role that installs, or by a
---   superuser: a schema's owner may drop any object in it, and could put
---   its own ulid_flake_state (offset, epoch) or functions in their place.
---   Another owner is refused with 42501 (Migrate checks it on every call).
---   A schema owned by pg_database_owner (public, from PostgreSQL 15 on) is
---   the database owner's.
 -- * The node's SID is fixed by the install's owner, as the epoch is:
 --   ulid_flake_scalable() with no argument reads ulid_flake_node_sid(), an
 --   SQL function holding a constant that only ulid_flake_set_sid(sid), for
@@ -39,24 +33,8 @@
 -- PL/pgSQL with search_path = pg_catalog, pg_temp.
 SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.current_schema()), true);
 
-DO $owner$
-DECLARE
-	owner name;
-BEGIN
-	SELECT r.rolname INTO owner
-	FROM pg_catalog.pg_namespace AS n
-	JOIN pg_catalog.pg_database AS d ON d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
-	JOIN pg_catalog.pg_roles AS r ON r.oid OPERATOR(pg_catalog.=) CASE
-		WHEN n.nspowner OPERATOR(pg_catalog.=) 'pg_database_owner'::pg_catalog.regrole::pg_catalog.oid THEN d.datdba
-		ELSE n.nspowner END
-	WHERE n.nspname OPERATOR(pg_catalog.=) pg_catalog.current_schema()
-		AND NOT r.rolsuper AND r.rolname OPERATOR(pg_catalog.<>) CURRENT_USER;
-	IF owner IS NOT NULL THEN
-		RAISE EXCEPTION 'ulid_flake: schema % is owned by %, not by %, who installs: % could drop ulid_flake_state or the functions and make its own, with another epoch, offset or SID', pg_catalog.current_schema(), owner, CURRENT_USER, owner
-			USING ERRCODE = '42501', HINT = pg_catalog.format('Install as %I (SET ROLE, or migrations.Migrate on its connection), or in a schema that %I owns.', owner, CURRENT_USER);
-	END IF;
-END
-$owner$;
+-- The install schema is the installer's alone (ulid_flake_alone, version 5).
+SELECT ulid_flake_alone(pg_catalog.current_schema());
 
 ALTER DOMAIN ulid_flake_sid RENAME CONSTRAINT "no SID: give ulid_flake_scalable(sid) or SET ulid_flake.sid"
 	TO "no SID: give ulid_flake_scalable(sid) or ulid_flake_set_sid(n)";
@@ -332,52 +310,6 @@ BEGIN
 END
 $body$::pg_catalog.text);
 
--- ulid_flake_epoch_settings(): as 007 makes it now, for installs that ran
--- an earlier 007: the server's configuration file, when the caller may not
--- read it, is refused by name (42501) rather than left out.
-CREATE OR REPLACE FUNCTION ulid_flake_epoch_settings() RETURNS TABLE (who text, epoch_ms bigint)
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $f$
-DECLARE
-	db   oid := (SELECT d.oid FROM pg_database AS d WHERE d.datname = current_database());
-	file text;
-	own  text;
-BEGIN
-	-- The value this session started with; SET LOCAL is undone when the
-	-- function returns (it has a SET clause).
-	SET LOCAL ulid_flake.epoch_ms TO DEFAULT;
-	own := coalesce(current_setting('ulid_flake.epoch_ms', true), '');
-	BEGIN
-		SELECT f.setting INTO file FROM pg_file_settings AS f
-			WHERE lower(f.name) = 'ulid_flake.epoch_ms' AND f.applied ORDER BY f.seqno DESC LIMIT 1;
-	EXCEPTION WHEN insufficient_privilege THEN
-		-- Leaving the file out would take an epoch it may contradict.
-		RAISE EXCEPTION 'ulid_flake: role % may not read the server''s configuration files (pg_file_settings), where ulid_flake.epoch_ms may give sessions another epoch', current_user
-			USING ERRCODE = '42501',
-				HINT = format('Run this as a superuser, or have one run GRANT SELECT ON pg_catalog.pg_file_settings TO %1$I; GRANT EXECUTE ON FUNCTION pg_catalog.pg_show_all_file_settings() TO %1$I; and run it again.', current_user);
-	END;
-	RETURN QUERY
-	WITH s AS (
-		SELECT r.setrole, r.setdatabase, substr(c.kv, strpos(c.kv, '=') + 1) AS v
-		FROM pg_db_role_setting AS r CROSS JOIN LATERAL unnest(r.setconfig) AS c(kv)
-		WHERE r.setdatabase IN (0, db) AND lower(split_part(c.kv, '=', 1)) = 'ulid_flake.epoch_ms'),
-	found AS (
-		(SELECT x.who, x.v FROM (
-			SELECT 'ALTER DATABASE' AS who, s.v, 1 AS rank FROM s WHERE s.setrole = 0 AND s.setdatabase = db
-			UNION ALL SELECT 'ALTER ROLE ALL', s.v, 2 FROM s WHERE s.setrole = 0 AND s.setdatabase = 0
-			UNION ALL SELECT 'the server''s configuration', file, 3 WHERE file IS NOT NULL
-			UNION ALL SELECT 'the default', '1704067200000', 4) AS x
-		ORDER BY x.rank LIMIT 1)
-		UNION ALL
-		SELECT format('ALTER ROLE %I', a.rolname) || CASE WHEN s.setdatabase = 0 THEN '' ELSE ' IN DATABASE' END, s.v
-		FROM s JOIN pg_roles AS a ON a.oid = s.setrole
-		UNION ALL
-		SELECT 'this session''s start (the server''s command line, the connection''s options)', own)
-	SELECT found.who || ': ' || found.v,
-		CASE WHEN found.v = '' THEN 1704067200000
-			WHEN found.v ~ E'^\\s*[+-]?[0-9]{1,18}\\s*$' THEN regexp_replace(found.v, E'\\s', '', 'g')::bigint END
-	FROM found;
-END
-$f$;
 -- A mesh knows its writers. Every node of a multi-writer mesh (nodes that
 -- replicate to each other with logical replication) keeps one row in
 -- ulid_flake_nodes: its node identity (drawn at random, kept in

@@ -15,38 +15,24 @@
 -- * n is 1 to 65536; another (NULL too) is refused with 22023.
 -- * Any role may call it, as it may call ulid_flake() (EXECUTE to PUBLIC;
 --   nextval needs the USAGE on the sequence that 001 grants to PUBLIC).
---   It runs as the caller, with search_path = pg_catalog, pg_temp, and
---   calls the generators by their schema-qualified names, so neither the
---   caller's search_path nor an object planted elsewhere changes it.
+--   It runs as the caller. Its body is SQL-standard: the functions it
+--   calls are bound by object id when it is created, so neither the
+--   caller's search_path nor an overload made later (a defaulted
+--   argument: ulid_flake(integer DEFAULT 0)) changes or stops it.
 --
 -- As in 004, 007 and 008, the file runs with search_path pinned to the
--- install schema, and the schema's name reaches SQL only as a format()
--- argument.
+-- install schema.
 SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.current_schema()), true);
 
-DO $install$
-BEGIN
-	EXECUTE pg_catalog.format($f$CREATE FUNCTION %1$I.ulid_flake_block(n integer) RETURNS bigint[]
-LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp AS %2$L$f$,
-		pg_catalog.current_schema(), pg_catalog.format($body$
-DECLARE
-	sid integer;
-	ids bigint[];
-BEGIN
-	IF n IS NULL OR n < 1 OR n > 65536 THEN
-		RAISE EXCEPTION 'ulid_flake_block: a block of %% IDs: want 1 to 65536', coalesce(n::text, 'NULL')
-			USING ERRCODE = '22023', HINT = 'Ask for at most 65536 IDs per call; call it again for more.';
-	END IF;
-	sid := %1$I.ulid_flake_node_sid();
-	IF sid IS NULL THEN
-		SELECT array_agg(g.id ORDER BY g.id) INTO ids
-		FROM (SELECT %1$I.ulid_flake() AS id FROM generate_series(1, n)) AS g;
-	ELSE
-		SELECT array_agg(g.id ORDER BY g.id) INTO ids
-		FROM (SELECT %1$I.ulid_flake_scalable(sid) AS id FROM generate_series(1, n)) AS g;
-	END IF;
-	RETURN ids;
-END$body$, pg_catalog.current_schema()));
-	EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %I.ulid_flake_block(integer) TO PUBLIC', pg_catalog.current_schema());
-END
-$install$;
+-- The install schema is the installer's alone (ulid_flake_alone, version 5).
+SELECT ulid_flake_alone(pg_catalog.current_schema());
+
+CREATE FUNCTION ulid_flake_block(n integer) RETURNS bigint[]
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+RETURN CASE WHEN n IS NULL OR n OPERATOR(pg_catalog.<) 1 OR n OPERATOR(pg_catalog.>) 65536
+		THEN ulid_flake_raise('22023'::text, pg_catalog.format('ulid_flake_block: a block of %s IDs: want 1 to 65536',
+			COALESCE(n::text, 'NULL'::text)), NULL::bigint[])
+	ELSE (SELECT pg_catalog.array_agg(g.id ORDER BY g.id)
+		FROM (SELECT CASE WHEN ulid_flake_node_sid() IS NULL THEN ulid_flake() ELSE ulid_flake_scalable(ulid_flake_node_sid()) END AS id
+			FROM pg_catalog.generate_series(1, n) AS i) AS g) END;
+GRANT EXECUTE ON FUNCTION ulid_flake_block(integer) TO PUBLIC;

@@ -12,6 +12,9 @@
 -- id, so ulid_flake_set_epoch reaches them as before.
 SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.current_schema()), true);
 
+-- The install schema is the installer's alone (ulid_flake_alone, version 5).
+SELECT ulid_flake_alone(pg_catalog.current_schema());
+
 -- ulid_flake_out_of_range(t, epoch_ms): raises the error of a time t
 -- outside the range of the epoch epoch_ms (Unix ms). VOLATILE so that the
 -- planner never runs it ahead of time.
