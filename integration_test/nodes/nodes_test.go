@@ -1,0 +1,170 @@
+package nodes_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ulidflake/ulidflake/integration_test/itest"
+	"github.com/ulidflake/ulidflake/internal/pgtest"
+	"github.com/ulidflake/ulidflake/migrations"
+)
+
+// install is a database of its own: a clone of the migrated template, on
+// which Migrate draws the database's own offset, with SID sid (-1: none).
+type install struct {
+	db  *pgtest.DB
+	sdb *sql.DB
+}
+
+func newInstall(t *testing.T, s *pgtest.Server, sid int) install {
+	t.Helper()
+	ctx := context.Background()
+	db := s.NewDB(t)
+	sdb := itest.StdDB(t, db)
+	_, err := migrations.Migrate(ctx, sdb)
+	require.NoError(t, err)
+	if sid >= 0 {
+		_, err = sdb.Exec(`SELECT ulid_flake_set_sid($1::integer)`, sid)
+		require.NoError(t, err)
+	}
+	return install{db, sdb}
+}
+
+// row returns the line of the output that lists the database in.
+func (in install) row(t *testing.T, stdout string) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^\d+ +` + in.db.Name + ` .*$`).FindString(stdout)
+	require.NotEmpty(t, m, "no row for %s:\n%s", in.db.Name, stdout)
+	return m
+}
+
+// Two databases installed separately, with SIDs 1 and 2, pass: one row
+// each, with the database, the server's system identifier, the schema, the
+// layout, the SID, the epoch and the offset Migrate drew for it. The same
+// database given twice is one database, not a pair.
+func TestNodesDistinctSIDsPass(t *testing.T) {
+	t.Parallel()
+	bin := itest.BuildCLI(t)
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		a, b := newInstall(t, db.Server, 1), newInstall(t, db.Server, 2)
+		code, stdout, stderr := itest.RunBin(t, bin, "nodes", a.db.URL, b.db.URL, a.db.URL)
+		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+		require.Empty(t, stderr)
+		require.Len(t, strings.Split(strings.TrimSpace(stdout), "\n"), 4, stdout)
+		for sid, in := range []install{a, b} {
+			var system, offset string
+			require.NoError(t, in.sdb.QueryRow(`SELECT c.system_identifier::text, s."offset"::text
+				FROM pg_control_system() c, public.ulid_flake_state s`).Scan(&system, &offset))
+			want := fmt.Sprintf(`^\d +%s +%s +public +scalable +%d +2024-01-01T00:00:00.000Z +%s$`, in.db.Name, system, sid+1, offset)
+			require.Regexp(t, want, in.row(t, stdout))
+		}
+	})
+}
+
+// Two databases whose IDs could collide once their rows meet are refused,
+// exit 1, naming the pair, why and the fix, after every row is printed:
+// one SID on both; no SID (stand-alone IDs) on both, or on one; a SID with
+// a column whose DEFAULT is ulid_flake(), which ignores it; two epochs.
+func TestNodesRefusesOverlaps(t *testing.T) {
+	t.Parallel()
+	bin := itest.BuildCLI(t)
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		s := db.Server
+		a, b, withDefault := newInstall(t, s, -1), newInstall(t, s, -1), newInstall(t, s, 7)
+		_, err := withDefault.sdb.Exec(`CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT ulid_flake())`)
+		require.NoError(t, err)
+		sids := func(sa, sb any) {
+			for _, x := range []struct {
+				in  install
+				sid any
+			}{{a, sa}, {b, sb}} {
+				_, err := x.in.sdb.Exec(`SELECT ulid_flake_set_sid($1::integer)`, x.sid)
+				require.NoError(t, err)
+			}
+		}
+		for _, tc := range []struct {
+			name  string
+			setup func()
+			b     *install
+			want  []string
+		}{
+			{"one SID", func() { sids(4, 4) }, &b, []string{"both make IDs with SID 4", "ulid_flake_set_sid"}},
+			{"stand-alone on both", func() { sids(nil, nil) }, &b,
+				[]string{"URL 1 has no SID, URL 2 has no SID: stand-alone IDs of two databases can be equal, whatever their offsets", "ulid_flake_scalable()"}},
+			{"stand-alone on one", func() { sids(3, nil) }, &b, []string{"URL 2 has no SID: stand-alone"}},
+			{"a stand-alone default", func() { sids(8, 9) }, &withDefault, []string{"URL 2 has DEFAULT ulid_flake() (no SID) on public.orders.id"}},
+			{"two epochs", func() {
+				_, err := b.sdb.Exec(`SELECT ulid_flake_set_epoch(1420070400000::bigint)`)
+				require.NoError(t, err)
+			}, &b, []string{"epochs 2024-01-01T00:00:00.000Z and 2015-01-01T00:00:00.000Z", "ulid_flake_set_epoch"}},
+		} {
+			tc.setup()
+			code, stdout, stderr := itest.RunBin(t, bin, "nodes", a.db.URL, tc.b.db.URL)
+			require.Equal(t, 1, code, "%s: stdout:\n%s\nstderr:\n%s", tc.name, stdout, stderr)
+			a.row(t, stdout)
+			tc.b.row(t, stdout)
+			require.Contains(t, stderr, "IDs of these databases can collide once their rows meet", tc.name)
+			require.Contains(t, stderr, fmt.Sprintf("URL 1 (database %s, schema public) and URL 2 (database %s, schema public)", a.db.Name, tc.b.db.Name), tc.name)
+			for _, w := range tc.want {
+				require.Contains(t, stderr, w, tc.name)
+			}
+			require.Equal(t, 1, strings.Count(stderr, " and URL 2 ("), "%s: one problem:\n%s", tc.name, stderr)
+		}
+		_, stdout, _ := itest.RunBin(t, bin, "nodes", a.db.URL, b.db.URL)
+		require.Regexp(t, ` +public +scalable +8 `, a.row(t, stdout))
+		require.Regexp(t, ` +public +scalable +9 +2015-01-01T00:00:00.000Z `, b.row(t, stdout))
+		sids(nil, nil)
+		_, stdout, _ = itest.RunBin(t, bin, "nodes", a.db.URL)
+		require.Regexp(t, ` +public +stand-alone +- +2024-01-01T00:00:00.000Z +\d+$`, a.row(t, stdout))
+	})
+}
+
+// A database with no install is an error that says so and how to install
+// (migrations.ErrNotInstalled's message), and one that cannot be reached
+// is named by its place; the other databases' rows are printed, exit 1.
+// An install schema's name reaches SQL as a bind parameter only: a hostile
+// one is read as any other.
+func TestNodesNotInstalledAndHostileSchema(t *testing.T) {
+	t.Parallel()
+	bin := itest.BuildCLI(t)
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		s := db.Server
+		empty, name := itest.EmptyDBNamed(t, s)
+		u, err := url.Parse(s.URL)
+		require.NoError(t, err)
+		u.Path = "/" + name
+		emptyURL := u.String()
+
+		schema := `x';END IF;DROP TABLE victim;--`
+		hostile := newInstall(t, s, 5)
+		_, err = hostile.sdb.Exec(`CREATE SCHEMA ` + itest.QuoteIdent(schema))
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, hostile.sdb, migrations.WithSchema(schema))
+		require.NoError(t, err)
+		_, err = hostile.sdb.Exec(`SELECT ` + itest.QuoteIdent(schema) + `.ulid_flake_set_sid(6)`)
+		require.NoError(t, err)
+
+		code, stdout, stderr := itest.RunBin(t, bin, "nodes", hostile.db.URL, emptyURL, "postgres://x@127.0.0.1:1/x?connect_timeout=5")
+		require.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+		require.Contains(t, stderr, "URL 2: "+migrations.ErrNotInstalled.Error()+": database "+name+" has ulid_flake() in no schema")
+		require.Contains(t, stderr, "ulidflake migrations up")
+		require.Contains(t, stderr, "URL 3: cannot connect")
+		require.NotContains(t, stderr, "can collide", "two installs with SIDs 5 and 6")
+		require.Regexp(t, `(?m)^1 +`+hostile.db.Name+` +\d+ +public +scalable +5 `, stdout)
+		require.Regexp(t, `(?m)^1 +`+hostile.db.Name+` +\d+ +`+regexp.QuoteMeta(schema)+` +scalable +6 `, stdout)
+		var n int
+		require.NoError(t, empty.QueryRow(`SELECT count(*) FROM pg_namespace WHERE nspname = 'public'`).Scan(&n))
+		require.Equal(t, 1, n, "nothing ran in the empty database")
+	})
+}
