@@ -69,6 +69,9 @@ func cmdNodes(args []string, stdout io.Writer) error {
 	if fs.NArg() == 0 {
 		return fmt.Errorf("%w: nodes needs the URL of at least one database", errUsage)
 	}
+	if *timeout <= 0 {
+		return fmt.Errorf("%w: -timeout %s: want more than 0", errUsage, *timeout)
+	}
 	var nodes []node
 	var errs []error
 	for i, url := range fs.Args() {

@@ -57,7 +57,8 @@ func TestNodesOverlaps(t *testing.T) {
 
 // Without a URL, or with a bad flag, nodes is bad usage: exit 2.
 func TestNodesUsageExitsTwo(t *testing.T) {
-	for _, args := range [][]string{{"nodes"}, {"nodes", "-timeout", "soon", "postgres://x@127.0.0.1:1/x"}, {"nodes", "-sid", "1"}} {
+	for _, args := range [][]string{{"nodes"}, {"nodes", "-timeout", "soon", "postgres://x@127.0.0.1:1/x"}, {"nodes", "-sid", "1"},
+		{"nodes", "-timeout", "0s", "postgres://x@127.0.0.1:1/x"}} {
 		if code, _, errOut := runCLI("", args...); code != 2 || !strings.Contains(errOut, "nodes") {
 			t.Errorf("%q: exit %d: %s", args, code, errOut)
 		}

@@ -168,3 +168,31 @@ func TestNodesNotInstalledAndHostileSchema(t *testing.T) {
 		require.Equal(t, 1, n, "nothing ran in the empty database")
 	})
 }
+
+// A clone of an install that Migrate has not seen since (CREATE DATABASE
+// … TEMPLATE) shows the offset it came with, and says so; a role that may
+// not read ulid_flake_state (not the install's owner) gets every other
+// column, and is told who may read the offset.
+func TestNodesReadsWhatItMay(t *testing.T) {
+	t.Parallel()
+	bin := itest.BuildCLI(t)
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		clone := db.Server.NewDB(t)
+		code, stdout, stderr := itest.RunBin(t, bin, "nodes", clone.URL)
+		require.Equal(t, 0, code, stderr)
+		require.Regexp(t, `(?m)^1 +`+clone.Name+` +\d+ +public +stand-alone +- +2024-01-01T00:00:00.000Z +\d+ \(drawn on another database: run Migrate\)$`, stdout)
+
+		role := "nodes_" + clone.Name
+		_, err := clone.Exec(ctx, `CREATE ROLE `+role+` LOGIN PASSWORD 'x'`)
+		require.NoError(t, err)
+		t.Cleanup(func() { _, _ = db.Exec(context.Background(), `DROP ROLE `+role) })
+		u, err := url.Parse(clone.URL)
+		require.NoError(t, err)
+		u.User = url.UserPassword(role, "x")
+		code, stdout, stderr = itest.RunBin(t, bin, "nodes", u.String())
+		require.Equal(t, 0, code, stderr)
+		require.Regexp(t, `(?m)^1 +`+clone.Name+` +\d+ +public +stand-alone +- +2024-01-01T00:00:00.000Z +\? \(only the install's owner may read it\)$`, stdout)
+	})
+}
