@@ -78,8 +78,8 @@ func cmdNodes(args []string, stdout io.Writer) error {
 		ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 		found, err := readNodes(ctx, i+1, url)
 		cancel()
-		if err != nil {
-			errs = append(errs, fmt.Errorf("URL %d: %w", i+1, err))
+		for _, e := range splitJoined(err) {
+			errs = append(errs, fmt.Errorf("URL %d: %w", i+1, e))
 		}
 		nodes = append(nodes, found...)
 	}
@@ -90,6 +90,17 @@ func cmdNodes(args []string, stdout io.Writer) error {
 		errs = append(errs, fmt.Errorf("%w:\n%s", errOverlap, strings.Join(found, "\n")))
 	}
 	return errors.Join(errs...)
+}
+
+// splitJoined returns the errors errors.Join joined into err, or err.
+func splitJoined(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	if err != nil {
+		return []error{err}
+	}
+	return nil
 }
 
 // printNodes prints one row per install.
@@ -194,15 +205,17 @@ func readNodes(ctx context.Context, n int, url string) ([]node, error) {
 		return nil, err
 	}
 	var nodes []node
+	var errs []error
 	for _, s := range schemas {
 		nd := base
 		nd.schema = s
 		if err := readInstall(ctx, conn, &nd); err != nil {
-			return nodes, fmt.Errorf("schema %s: %w", s, err)
+			errs = append(errs, fmt.Errorf("schema %s: %w", s, err))
+			continue
 		}
 		nodes = append(nodes, nd)
 	}
-	return nodes, nil
+	return nodes, errors.Join(errs...)
 }
 
 // installSchemas returns the schemas of the database that hold
@@ -245,36 +258,88 @@ func installSchemas(ctx context.Context, conn *sql.Conn, database string) ([]str
 }
 
 // readInstall reads n's SID, epoch, offset and stand-alone defaults from
-// its install schema.
-func readInstall(ctx context.Context, conn *sql.Conn, n *node) error {
+// its install schema. It calls the install's functions as the role that
+// owns them (SET ROLE), unless that is a superuser or this role: a role
+// that may create in some schema could otherwise plant an install there
+// whose functions run with the rights of whoever runs nodes.
+func readInstall(ctx context.Context, conn *sql.Conn, n *node) (err error) {
+	if _, err := conn.ExecContext(ctx, `SELECT pg_catalog.set_config('search_path', 'pg_catalog', false)`); err != nil {
+		return err
+	}
+	own, err := installOwner(ctx, conn, n.schema)
+	if err != nil {
+		return err
+	}
+	if !own.trusted {
+		if _, err := conn.ExecContext(ctx, `SELECT pg_catalog.set_config('role', $1, false)`, own.role); err != nil {
+			return fmt.Errorf("its functions belong to role %s, as whom nodes runs them, and this role may not become it: connect as %[1]s or a superuser: %w", own.role, err)
+		}
+		defer func() {
+			if _, e := conn.ExecContext(ctx, `RESET ROLE`); err == nil {
+				err = e
+			}
+		}()
+	}
 	if _, err := conn.ExecContext(ctx, `SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident($1), false)`, n.schema); err != nil {
 		return err
 	}
 	if err := conn.QueryRowContext(ctx, `SELECT ulid_flake_node_sid(), ulid_flake_epoch_ms()`).Scan(&n.sid, &n.epochMS); err != nil {
 		return err
 	}
-	var err error
-	if n.offset, err = readOffset(ctx, conn, n.schema); err != nil {
-		return err
+	switch {
+	case !own.state.Valid:
+		n.offset = "none drawn: run Migrate"
+	case !own.state.Bool:
+		n.offset = "? (ulid_flake_state is not a table of the install's owner)"
+	default:
+		if n.offset, err = readOffset(ctx, conn, n.schema); err != nil {
+			return err
+		}
 	}
 	n.standAlone, err = standAloneDefaults(ctx, conn, n.schema)
 	return err
 }
 
+// owner is who owns an install's functions, and what nodes may trust.
+type owner struct {
+	role    string       // the owner of ulid_flake()
+	trusted bool         // a superuser, or the role nodes runs as
+	state   sql.NullBool // ulid_flake_state is a table of role's (NULL: there is none)
+}
+
+// installOwner returns the owner of the install in schema. The functions
+// nodes calls must be that role's.
+func installOwner(ctx context.Context, conn *sql.Conn, schema string) (owner, error) {
+	var o owner
+	var same bool
+	err := conn.QueryRowContext(ctx, `SELECT r.rolname::text, r.rolsuper OR r.rolname = current_user,
+			NOT EXISTS (SELECT FROM pg_proc AS o WHERE o.pronamespace = f.pronamespace AND o.pronargs = 0
+				AND o.proname IN ('ulid_flake_node_sid', 'ulid_flake_epoch_ms') AND o.proowner <> f.proowner),
+			(SELECT c.relkind = 'r' AND c.relowner = f.proowner FROM pg_class AS c
+				WHERE c.relnamespace = f.pronamespace AND c.relname = 'ulid_flake_state')
+		FROM pg_proc AS f JOIN pg_roles AS r ON r.oid = f.proowner JOIN pg_namespace AS n ON n.oid = f.pronamespace
+		WHERE n.nspname = $1 AND f.proname = 'ulid_flake' AND f.pronargs = 0`, schema).Scan(&o.role, &o.trusted, &same, &o.state)
+	if err != nil {
+		return o, err
+	}
+	if !same {
+		return o, fmt.Errorf("ulid_flake_node_sid() or ulid_flake_epoch_ms() is not owned by %s, who owns ulid_flake(): the install is not one role's; run Migrate as %[1]s, which refuses it and says why", o.role)
+	}
+	return o, nil
+}
+
 // readOffset returns the offset of the install in schema, with a note
 // when it was drawn on another database (a copy that Migrate has not
-// seen), or why it cannot be read.
+// seen), or when this role may not read it.
 func readOffset(ctx context.Context, conn *sql.Conn, schema string) (string, error) {
-	var readable sql.NullBool
+	var readable bool
 	err := conn.QueryRowContext(ctx, `SELECT pg_catalog.has_table_privilege(c.oid, 'SELECT')
 		FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
 		WHERE n.nspname OPERATOR(pg_catalog.=) $1 AND c.relname OPERATOR(pg_catalog.=) 'ulid_flake_state'`, schema).Scan(&readable)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "none drawn: run Migrate", nil
-	} else if err != nil {
+	if err != nil {
 		return "", err
 	}
-	if !readable.Bool {
+	if !readable {
 		return "? (only the install's owner may read it)", nil
 	}
 	var offset int64

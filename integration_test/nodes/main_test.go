@@ -1,7 +1,7 @@
 // Package nodes_test runs `ulidflake nodes` on databases of the shared
 // server: installs made separately, each told a SID or not, the same
-// database twice, a hostile install schema, and a database with no
-// install.
+// database twice, a hostile install schema, an install planted by a role
+// that may create a schema, and a database with no install.
 package nodes_test
 
 import (

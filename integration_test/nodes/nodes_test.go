@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ulidflake/ulidflake/integration_test/itest"
@@ -55,7 +56,7 @@ func TestNodesDistinctSIDsPass(t *testing.T) {
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		t.Parallel()
 		a, b := newInstall(t, db.Server, 1), newInstall(t, db.Server, 2)
-		code, stdout, stderr := itest.RunBin(t, bin, "nodes", a.db.URL, b.db.URL, a.db.URL)
+		code, stdout, stderr := itest.RunBin(t, bin, "nodes", "-timeout", "2m", a.db.URL, b.db.URL, a.db.URL)
 		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 		require.Empty(t, stderr)
 		require.Len(t, strings.Split(strings.TrimSpace(stdout), "\n"), 4, stdout)
@@ -108,7 +109,7 @@ func TestNodesRefusesOverlaps(t *testing.T) {
 			}, &b, []string{"epochs 2024-01-01T00:00:00.000Z and 2015-01-01T00:00:00.000Z", "ulid_flake_set_epoch"}},
 		} {
 			tc.setup()
-			code, stdout, stderr := itest.RunBin(t, bin, "nodes", a.db.URL, tc.b.db.URL)
+			code, stdout, stderr := itest.RunBin(t, bin, "nodes", "-timeout", "2m", a.db.URL, tc.b.db.URL)
 			require.Equal(t, 1, code, "%s: stdout:\n%s\nstderr:\n%s", tc.name, stdout, stderr)
 			a.row(t, stdout)
 			tc.b.row(t, stdout)
@@ -119,11 +120,11 @@ func TestNodesRefusesOverlaps(t *testing.T) {
 			}
 			require.Equal(t, 1, strings.Count(stderr, " and URL 2 ("), "%s: one problem:\n%s", tc.name, stderr)
 		}
-		_, stdout, _ := itest.RunBin(t, bin, "nodes", a.db.URL, b.db.URL)
+		_, stdout, _ := itest.RunBin(t, bin, "nodes", "-timeout", "2m", a.db.URL, b.db.URL)
 		require.Regexp(t, ` +public +scalable +8 `, a.row(t, stdout))
 		require.Regexp(t, ` +public +scalable +9 +2015-01-01T00:00:00.000Z `, b.row(t, stdout))
 		sids(nil, nil)
-		_, stdout, _ = itest.RunBin(t, bin, "nodes", a.db.URL)
+		_, stdout, _ = itest.RunBin(t, bin, "nodes", "-timeout", "2m", a.db.URL)
 		require.Regexp(t, ` +public +stand-alone +- +2024-01-01T00:00:00.000Z +\d+$`, a.row(t, stdout))
 	})
 }
@@ -140,8 +141,11 @@ func TestNodesNotInstalledAndHostileSchema(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		s := db.Server
-		empty, name := itest.EmptyDBNamed(t, s)
-		u, err := url.Parse(s.URL)
+		name := db.Name + "_empty" // template0's clone: nothing installed
+		_, err := db.Exec(ctx, `CREATE DATABASE `+name+` TEMPLATE template0`)
+		require.NoError(t, err)
+		t.Cleanup(func() { _, _ = db.Exec(context.Background(), `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`) })
+		u, err := url.Parse(db.URL)
 		require.NoError(t, err)
 		u.Path = "/" + name
 		emptyURL := u.String()
@@ -155,7 +159,7 @@ func TestNodesNotInstalledAndHostileSchema(t *testing.T) {
 		_, err = hostile.sdb.Exec(`SELECT ` + itest.QuoteIdent(schema) + `.ulid_flake_set_sid(6)`)
 		require.NoError(t, err)
 
-		code, stdout, stderr := itest.RunBin(t, bin, "nodes", hostile.db.URL, emptyURL, "postgres://x@127.0.0.1:1/x?connect_timeout=5")
+		code, stdout, stderr := itest.RunBin(t, bin, "nodes", "-timeout", "2m", hostile.db.URL, emptyURL, "postgres://x@127.0.0.1:1/x?connect_timeout=5")
 		require.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 		require.Contains(t, stderr, "URL 2: "+migrations.ErrNotInstalled.Error()+": database "+name+" has ulid_flake() in no schema")
 		require.Contains(t, stderr, "ulidflake migrations up")
@@ -163,9 +167,6 @@ func TestNodesNotInstalledAndHostileSchema(t *testing.T) {
 		require.NotContains(t, stderr, "can collide", "two installs with SIDs 5 and 6")
 		require.Regexp(t, `(?m)^1 +`+hostile.db.Name+` +\d+ +public +scalable +5 `, stdout)
 		require.Regexp(t, `(?m)^1 +`+hostile.db.Name+` +\d+ +`+regexp.QuoteMeta(schema)+` +scalable +6 `, stdout)
-		var n int
-		require.NoError(t, empty.QueryRow(`SELECT count(*) FROM pg_namespace WHERE nspname = 'public'`).Scan(&n))
-		require.Equal(t, 1, n, "nothing ran in the empty database")
 	})
 }
 
@@ -180,7 +181,7 @@ func TestNodesReadsWhatItMay(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		clone := db.Server.NewDB(t)
-		code, stdout, stderr := itest.RunBin(t, bin, "nodes", clone.URL)
+		code, stdout, stderr := itest.RunBin(t, bin, "nodes", "-timeout", "2m", clone.URL)
 		require.Equal(t, 0, code, stderr)
 		require.Regexp(t, `(?m)^1 +`+clone.Name+` +\d+ +public +stand-alone +- +2024-01-01T00:00:00.000Z +\d+ \(drawn on another database: run Migrate\)$`, stdout)
 
@@ -191,8 +192,57 @@ func TestNodesReadsWhatItMay(t *testing.T) {
 		u, err := url.Parse(clone.URL)
 		require.NoError(t, err)
 		u.User = url.UserPassword(role, "x")
-		code, stdout, stderr = itest.RunBin(t, bin, "nodes", u.String())
+		code, stdout, stderr = itest.RunBin(t, bin, "nodes", "-timeout", "2m", u.String())
 		require.Equal(t, 0, code, stderr)
 		require.Regexp(t, `(?m)^1 +`+clone.Name+` +\d+ +public +stand-alone +- +2024-01-01T00:00:00.000Z +\? \(only the install's owner may read it\)$`, stdout)
+	})
+}
+
+// A role that may create a schema can plant an install there: nodes runs
+// its functions as their owner (SET ROLE), never with the rights of the
+// superuser who runs nodes, and a role that may not become the owner is
+// told so and runs none of them.
+func TestNodesRunsAnInstallAsItsOwner(t *testing.T) {
+	t.Parallel()
+	bin := itest.BuildCLI(t)
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		planter, reader := "planter_"+db.Name, "reader_"+db.Name
+		_, err := db.Exec(ctx, `CREATE ROLE `+planter+` LOGIN PASSWORD 'x'; CREATE ROLE `+reader+` LOGIN PASSWORD 'x';
+			GRANT CREATE ON DATABASE `+db.Name+` TO `+planter)
+		require.NoError(t, err)
+		t.Cleanup(func() {
+			_, _ = db.Exec(context.Background(), `DROP OWNED BY `+planter+` CASCADE; DROP ROLE `+planter+`; DROP ROLE `+reader)
+		})
+		as := func(role string) string {
+			u, err := url.Parse(db.URL)
+			require.NoError(t, err)
+			u.User = url.UserPassword(role, "x")
+			return u.String()
+		}
+		p, err := pgx.Connect(ctx, as(planter))
+		require.NoError(t, err)
+		_, err = p.Exec(ctx, `CREATE SCHEMA p; CREATE TABLE p.ran (who text);
+			CREATE FUNCTION p.ulid_flake() RETURNS bigint LANGUAGE sql RETURN 1;
+			CREATE FUNCTION p.ulid_flake_epoch_ms() RETURNS bigint LANGUAGE sql RETURN 1704067200000;
+			CREATE FUNCTION p.ulid_flake_node_sid() RETURNS integer LANGUAGE plpgsql
+				AS 'BEGIN INSERT INTO p.ran VALUES (current_user); RETURN 1; END'`)
+		require.NoError(t, err)
+		require.NoError(t, p.Close(ctx))
+
+		code, stdout, stderr := itest.RunBin(t, bin, "nodes", "-timeout", "2m", db.URL)
+		require.Equal(t, 1, code, "the template's install has no SID: stdout:\n%s\nstderr:\n%s", stdout, stderr)
+		require.Regexp(t, `(?m)^1 +`+db.Name+` +\d+ +p +scalable +1 +2024-01-01T00:00:00.000Z +none drawn: run Migrate$`, stdout)
+		var ran []string
+		require.NoError(t, db.QueryRow(ctx, `SELECT array_agg(who) FROM p.ran`).Scan(&ran))
+		require.Equal(t, []string{planter}, ran)
+
+		code, stdout, stderr = itest.RunBin(t, bin, "nodes", "-timeout", "2m", as(reader))
+		require.Equal(t, 1, code, stderr)
+		require.Contains(t, stderr, "URL 1: schema p: its functions belong to role "+planter+", as whom nodes runs them, and this role may not become it")
+		require.Regexp(t, `(?m)^1 +`+db.Name+` +\d+ +public +stand-alone `, stdout)
+		require.NoError(t, db.QueryRow(ctx, `SELECT array_agg(who) FROM p.ran`).Scan(&ran))
+		require.Equal(t, []string{planter}, ran, "the reader ran nothing")
 	})
 }
