@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/ulidflake/ulidflake/flake"
 	"github.com/ulidflake/ulidflake/migrations"
@@ -39,7 +41,7 @@ type node struct {
 
 // label names n for a CLI user.
 func (n node) label() string {
-	return fmt.Sprintf("URL %d (database %s, schema %s)", n.url, n.database, n.schema)
+	return fmt.Sprintf("URL %d (database %s, schema %s)", n.url, printable(n.database), printable(n.schema))
 }
 
 // layout is the layout of the IDs n's database makes by default.
@@ -112,10 +114,19 @@ func printNodes(w io.Writer, nodes []node) error {
 		if n.sid.Valid {
 			sid = fmt.Sprint(n.sid.Int64)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.url, n.database, n.system, n.schema,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.url, printable(n.database), n.system, printable(n.schema),
 			n.layout(), sid, epochText(n.epochMS), n.offset)
 	}
 	return tw.Flush()
+}
+
+// printable returns a name as it is, or quoted (Go syntax) when it holds
+// a character that would break a line or a column: a tab, a newline.
+func printable(name string) string {
+	if strings.ContainsFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return strconv.Quote(name)
+	}
+	return name
 }
 
 // epochText writes an epoch in Unix milliseconds as a time.
@@ -170,7 +181,7 @@ func standAloneWhy(a, b node) string {
 		case !n.sid.Valid:
 			why = append(why, fmt.Sprintf("URL %d has no SID", n.url))
 		case len(n.standAlone) > 0:
-			why = append(why, fmt.Sprintf("URL %d has DEFAULT ulid_flake() (no SID) on %s", n.url, strings.Join(n.standAlone, ", ")))
+			why = append(why, fmt.Sprintf("URL %d has DEFAULT ulid_flake() (no SID) on %s", n.url, printable(strings.Join(n.standAlone, ", "))))
 		}
 	}
 	return strings.Join(why, ", ")
@@ -210,7 +221,7 @@ func readNodes(ctx context.Context, n int, url string) ([]node, error) {
 		nd := base
 		nd.schema = s
 		if err := readInstall(ctx, conn, &nd); err != nil {
-			errs = append(errs, fmt.Errorf("schema %s: %w", s, err))
+			errs = append(errs, fmt.Errorf("schema %s: %w", printable(s), err))
 			continue
 		}
 		nodes = append(nodes, nd)

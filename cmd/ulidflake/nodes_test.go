@@ -88,3 +88,13 @@ func TestNodesHelp(t *testing.T) {
 		t.Errorf("the usage names the flags %q, the command defines %q", named, defined)
 	}
 }
+
+// A name with a tab or a newline is quoted, so that it keeps to its cell
+// and its line; other names are shown as they are.
+func TestNodesPrintable(t *testing.T) {
+	for in, want := range map[string]string{"shop": "shop", "ünï🦀 x": "ünï🦀 x", "new\nline": `"new\nline"`, "a\tb": `"a\tb"`} {
+		if got := printable(in); got != want {
+			t.Errorf("printable(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
