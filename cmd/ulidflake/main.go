@@ -10,6 +10,7 @@
 //	ulidflake convert -table T... [-schema S] [-column id] [-database-url URL] [-apply] [-down] [-lock-timeout 5s]
 //	ulidflake convert ... [-tool golang-migrate|goose -dir DIR] [-name N] [-version V]
 //	ulidflake convert ... [-drop FILE] [-create FILE]
+//	ulidflake nodes [-timeout 10s] URL...
 //
 // inspect accepts the 13-character Base32 form, a prefixed ID
 // (cus_00EZJCRCB4650, whose prefix it prints) or the decimal integer; an
@@ -20,7 +21,8 @@
 // subcommands among them, and its flags. Exit status: 0 on success, 2 on
 // bad input or usage (unknown flags and arguments, out-of-range flags,
 // bad IDs and times), 1 on any other failure (a stdin that cannot be
-// read, a database that cannot be reached).
+// read, a database that cannot be reached, databases whose IDs nodes
+// finds could collide).
 package main
 
 import (
@@ -55,6 +57,8 @@ const usage = `usage:
   ulidflake convert ... [-drop FILE] [-create FILE]
                                                  (SQL that drops the objects in the way and creates them
                                                  again, run in the conversion's transaction)
+  ulidflake nodes [-timeout 10s] URL...          (the SIDs, offsets and epochs of databases; refuses a set whose
+                                                 IDs could collide once their rows meet)
 `
 
 // errUsage marks errors in how the command was called: exit status 2.
@@ -89,6 +93,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdMigrations(args[1:], stdout)
 	case "convert":
 		err = cmdConvert(args[1:], stdout)
+	case "nodes":
+		err = cmdNodes(args[1:], stdout)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
