@@ -58,6 +58,8 @@ type tableState struct {
 	creators     string // the other roles that may CREATE in the schema
 	foreignOwner string // the table's, when it lacks the privileges of the schema's owner
 	elsewhere    string // the schema of another table the name alone finds
+	changers     string // other roles that may change the table (TRIGGER, TRUNCATE, REFERENCES, MAINTAIN)
+	triggers     string // the table's triggers: code that would run as every holder
 	exists, mine bool   // mine: this role has the privileges of the schema's owner
 }
 
@@ -76,6 +78,11 @@ func (l *Lease) setup(ctx context.Context) error {
 				err = nil
 			} else {
 				err = l.wrap("creating the lease table", err)
+			}
+		}
+		if err == nil { // default privileges may have granted others rights on it
+			if t, err = l.inspect(ctx); err == nil {
+				err = l.trust(t)
 			}
 		}
 	}
@@ -112,12 +119,19 @@ func (l *Lease) inspect(ctx context.Context) (tableState, error) {
 			JOIN pg_catalog.pg_namespace fn ON fn.oid OPERATOR(pg_catalog.=) fc.relnamespace
 			WHERE fc.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass($2::pg_catalog.text)::pg_catalog.oid
 			AND (c.oid IS NULL OR fc.oid OPERATOR(pg_catalog.<>) c.oid)), ''),
+		coalesce((SELECT pg_catalog.string_agg(DISTINCT CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid THEN 'PUBLIC'::pg_catalog.text
+				ELSE a.grantee::pg_catalog.regrole::pg_catalog.text END, ', '::pg_catalog.text)
+			FROM pg_catalog.aclexplode(c.relacl) a
+			WHERE a.privilege_type OPERATOR(pg_catalog.=) ANY ('{TRIGGER,TRUNCATE,REFERENCES,MAINTAIN}'::pg_catalog.text[])
+				AND (a.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid OR NOT pg_catalog.pg_has_role(a.grantee, n.nspowner, 'USAGE'::pg_catalog.text))), ''),
+		coalesce((SELECT pg_catalog.string_agg(tg.tgname::pg_catalog.text, ', '::pg_catalog.text) FROM pg_catalog.pg_trigger tg
+			WHERE tg.tgrelid OPERATOR(pg_catalog.=) c.oid AND NOT tg.tgisinternal), ''),
 		c.oid IS NOT NULL, coalesce(pg_catalog.pg_has_role(n.nspowner, 'USAGE'::pg_catalog.text), false)
 		FROM (SELECT 1) one
 		LEFT JOIN pg_catalog.pg_namespace n ON n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name
 		LEFT JOIN pg_catalog.pg_class c ON c.relnamespace OPERATOR(pg_catalog.=) n.oid
 			AND c.relname OPERATOR(pg_catalog.=) '`+tableName+`'::pg_catalog.name`,
-		l.opts.schema, bare).Scan(&role, &t.owner, &t.creators, &t.foreignOwner, &t.elsewhere, &t.exists, &t.mine)
+		l.opts.schema, bare).Scan(&role, &t.owner, &t.creators, &t.foreignOwner, &t.elsewhere, &t.changers, &t.triggers, &t.exists, &t.mine)
 	if err != nil {
 		return t, l.wrap("reading the lease table's schema", err)
 	}
@@ -145,6 +159,14 @@ func (l *Lease) trust(t tableState) error {
 	case t.exists && t.foreignOwner != "":
 		return fmt.Errorf("%w: %s is owned by %s, not by the owner of its schema (%s), whom alone the lease trusts: drop it, "+
 			"or give it to that owner once checked", ErrLeaseTable, l.table, t.foreignOwner, t.owner)
+	case t.changers != "":
+		return fmt.Errorf("%w: roles other than the owner of its schema (%s) may change %s (triggers, TRUNCATE: code or "+
+			"changes that every holder would run into), granted to them, or by ALTER DEFAULT PRIVILEGES when it was created: "+
+			"REVOKE TRIGGER, TRUNCATE, REFERENCES ON %s FROM %s (and MAINTAIN, from PostgreSQL 17)",
+			ErrLeaseTable, t.owner, l.table, l.table, clip(t.changers))
+	case t.triggers != "":
+		return fmt.Errorf("%w: %s has triggers (%s), which would run as every holder: the lease needs none; drop them",
+			ErrLeaseTable, l.table, clip(t.triggers))
 	case !t.exists && !t.mine:
 		return fmt.Errorf("%w: %s does not exist, and only the owner of its schema (%s) may create it. Run once as that owner:\n%s;\n%s;\n"+
 			"or name, for every instance, a schema of role %s: WithSchema(name)", ErrLeaseTable, l.table, t.owner, l.ddl(), l.grant(), l.role)

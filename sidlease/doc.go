@@ -70,6 +70,10 @@
 //     error gives the REVOKE, and the other way, a schema of the
 //     application's own (CREATE SCHEMA ulid_flake, WithSchema);
 //   - a table that a role other than the schema's owner owns;
+//   - a table on which another role may TRIGGER, TRUNCATE, REFERENCES or
+//     MAINTAIN (granted, or given by ALTER DEFAULT PRIVILEGES when the
+//     lease created it), or that has a trigger: code that would run as
+//     every holder. The error names the roles and the REVOKE;
 //   - a missing table, when this role is not the schema's owner: the error
 //     gives the statements to run once as the owner (the CREATE TABLE, and
 //     the GRANTs of USAGE on the schema and SELECT, INSERT, UPDATE on the

@@ -141,3 +141,44 @@ func TestSIDLeaseLibPQExplains(t *testing.T) {
 		require.NoError(t, l.Close())
 	})
 }
+
+// Other roles' rights to change the lease table are refused
+// (ErrLeaseTable), the ones ALTER DEFAULT PRIVILEGES gives when the lease
+// creates it included: a role with TRIGGER could attach code that runs as
+// every holder (issue 39's review: it read another role's table as the
+// holder). The error names the role and the REVOKE; after it, Acquire
+// works. A trigger on the table, even its owner's, is refused too: the
+// lease needs none. (Before: both were accepted, and the trigger ran.)
+func TestSIDLeaseRefusesOthersRightsOnTheTable(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		changer := newRole(t, db, "changer")
+		_, err := db.Exec(ctx, `CREATE SCHEMA leases; ALTER DEFAULT PRIVILEGES IN SCHEMA leases GRANT ALL ON TABLES TO `+changer)
+		require.NoError(t, err)
+		acquire := func() (*sidlease.Lease, error) {
+			return sidlease.Acquire(ctx, db.Pool, "rights", sidlease.WithValidity(testValidity), sidlease.WithSchema("leases"))
+		}
+		_, err = acquire()
+		require.ErrorIs(t, err, sidlease.ErrLeaseTable)
+		require.ErrorContains(t, err, "REVOKE TRIGGER, TRUNCATE, REFERENCES ON")
+		require.ErrorContains(t, err, changer)
+		revoke := `REVOKE TRIGGER, TRUNCATE, REFERENCES ON leases.ulid_flake_sid_leases FROM ` + changer
+		if db.Server.Major >= 17 {
+			revoke += `; REVOKE MAINTAIN ON leases.ulid_flake_sid_leases FROM ` + changer
+		}
+		_, err = db.Exec(ctx, revoke)
+		require.NoError(t, err)
+		l, err := acquire()
+		require.NoError(t, err)
+		require.NoError(t, l.Close())
+
+		_, err = db.Exec(ctx, `CREATE FUNCTION leases.noop() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;
+			CREATE TRIGGER watch BEFORE UPDATE ON leases.ulid_flake_sid_leases FOR EACH ROW EXECUTE FUNCTION leases.noop()`)
+		require.NoError(t, err)
+		_, err = acquire()
+		require.ErrorIs(t, err, sidlease.ErrLeaseTable)
+		require.ErrorContains(t, err, "triggers (watch)")
+	})
+}
