@@ -40,6 +40,7 @@ type Source struct {
 	closed  bool
 	conn    *sql.Conn // the source's own connection, between reservations
 	pooling int       // reservations waiting for a connection of the pool
+	starved bool      // a reservation found the pool full, and has not yet ended
 }
 
 // block is a run of IDs, ascending, and when its IDs grow too old.
@@ -156,7 +157,7 @@ func (s *Source) unavailable(cause error, callers bool) error {
 	}
 	advice := s.poolAdvice()
 	switch {
-	case s.filling != nil && s.pooling > 0 && advice != "":
+	case s.filling != nil && (s.pooling > 0 || s.starved) && advice != "":
 		return fmt.Errorf("%w %s: %w (a reservation waits for a connection: %s)", ErrUnavailable, when, cause, advice)
 	case s.err != nil:
 		return fmt.Errorf("%w %s: %w (last reservation: %w)", ErrUnavailable, when, cause, s.err)
@@ -245,6 +246,7 @@ func (s *Source) fill(done chan struct{}, start time.Time) {
 	b, err := s.fetch(done)
 	s.mu.Lock()
 	s.running--
+	s.starved = false
 	current := s.filling == done && !s.closed
 	if current {
 		s.keep(b, err)
@@ -372,6 +374,9 @@ func (s *Source) acquire(ctx context.Context) (conn *sql.Conn, kept bool, err er
 	s.mu.Lock()
 	s.pooling--
 	advice := s.poolAdvice()
+	if err != nil && advice != "" {
+		s.starved = true // until fill has kept the error
+	}
 	s.mu.Unlock()
 	if err != nil && advice != "" {
 		return nil, false, fmt.Errorf("%w (%s)", err, advice)

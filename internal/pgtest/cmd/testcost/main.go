@@ -166,7 +166,7 @@ func skipReason(lines []string) string {
 }
 
 // failures prints, by package, the output of every test that failed and
-// of a failed package.
+// the package's own output.
 func failures(w io.Writer, pkgs map[string]*pkgCost) {
 	for _, name := range sortedNames(pkgs) {
 		p := pkgs[name]
@@ -177,9 +177,9 @@ func failures(w io.Writer, pkgs map[string]*pkgCost) {
 		for _, t := range p.failed {
 			io.WriteString(w, strings.Join(p.output[t], ""))
 		}
-		if len(p.failed) == 0 {
-			io.WriteString(w, strings.Join(p.output[""], ""))
-		}
+		// The package's own output: a build error, a panic, or a race
+		// report, which the runtime prints outside any test.
+		io.WriteString(w, strings.Join(p.output[""], ""))
 	}
 }
 

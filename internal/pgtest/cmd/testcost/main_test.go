@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// A run with a failing subtest, a skip, and a package that timed out with
-// no failing test: each failure's output is printed under its package, the
+// A run with a failing subtest beside a race report, a skip, and a package
+// that timed out with no failing test: each failure's output, and the
+// package's own (the race), is printed under its package, the
 // timed-out package counts as a failure, and the version's row counts the
 // subtest.
 func TestReport(t *testing.T) {
@@ -19,6 +20,7 @@ func TestReport(t *testing.T) {
 		`{"Action":"output","Package":"x/a","Test":"TestOK/pg18","Output":"    ok_test.go:1: chatter\n"}`,
 		`{"Action":"pass","Package":"x/a","Test":"TestOK/pg18","Elapsed":0.5}`,
 		`{"Action":"pass","Package":"x/a","Test":"TestOK","Elapsed":0.5}`,
+		`{"Action":"output","Package":"x/a","Output":"WARNING: DATA RACE\n"}`,
 		`{"Action":"fail","Package":"x/a","Elapsed":2}`,
 		`{"Action":"output","Package":"x/b","Test":"TestB","Output":"    b_test.go:9: heavy scenario: later\n"}`,
 		`{"Action":"skip","Package":"x/b","Test":"TestB","Elapsed":0}`,
@@ -38,7 +40,7 @@ func TestReport(t *testing.T) {
 	}
 	got := out.String()
 	for _, want := range []string{
-		"== FAIL x/a\n    a_test.go:3: boom\n",
+		"== FAIL x/a\n    a_test.go:3: boom\nWARNING: DATA RACE\n",
 		"== FAIL x/c\npanic: test timed out after 10m0s\n",
 		"pg18       2.0       1       1        0",
 		"1  x/b: heavy scenario: later",
