@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ulidflake/ulidflake"
+	"github.com/ulidflake/ulidflake/flake"
 )
 
 func ExampleNew() {
@@ -203,4 +204,23 @@ func ExampleParsePrefixed() {
 	// Output:
 	// ord_00EZJCRCB4650 16873543940839584 <nil>
 	// true
+}
+
+// events counts a generator's events by kind.
+type events map[string]int
+
+func (e events) Observe(ev flake.Event) { e[ev.Kind.String()]++ }
+
+// An observer hears a generator's slow paths: here a clock that steps
+// back (a clock step), past the max lead, which New refuses with
+// ErrClockBehind.
+func ExampleWithObserver() {
+	at := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	seen := events{}
+	g, _ := ulidflake.NewGenerator(ulidflake.WithObserver(seen), flake.WithClock(func() time.Time { return at }))
+	_, _ = g.New()
+	at = at.Add(-time.Minute) // the clock steps back a minute
+	_, err := g.New()
+	fmt.Println(errors.Is(err, ulidflake.ErrClockBehind), seen)
+	// Output: true map[clock_behind:1 clock_step:1]
 }

@@ -16,9 +16,9 @@
 // and [Bound] (package sqltype) wrap it for nullable columns, text columns
 // and query bounds; [Prefixed] gives it a per-entity prefix in text
 // (cus_...) while it stays a bigint. A generator under another epoch or
-// with a SID takes [WithEpoch] and [WithSID]. The generator's other options
-// (entropy, clock, randomness, max lead) and the errors of parsing live
-// in package flake; pgx support in pgxtype; GORM support in gormplugin.
+// with a SID takes [WithEpoch] and [WithSID], one that reports its events
+// [WithObserver]. The generator's other options (entropy, clock,
+// randomness, max lead) and the errors of parsing live in package flake; pgx support in pgxtype; GORM support in gormplugin.
 package ulidflake
 
 import (
@@ -138,6 +138,12 @@ var ErrZeroID = flake.ErrZeroID
 // this millisecond's IDs are used up: flake.ErrMonotonicOverflow.
 var ErrMonotonicOverflow = flake.ErrMonotonicOverflow
 
+// ErrClockBehind is the error of [New], [NewWait] and [Generator]'s
+// methods when the clock has stepped back further than the generator's
+// max lead (10 s by default): they make no ID until the clock catches up
+// or the generator is Reset: flake.ErrClockBehind.
+var ErrClockBehind = flake.ErrClockBehind
+
 // ErrTimeRange is the error of [NewAt] for a time before the epoch or
 // past the last millisecond an ID holds; its message names the fix, an
 // earlier epoch chosen before the first ID: flake.ErrTimeRange.
@@ -157,13 +163,22 @@ type Generator = flake.Generator
 // *blocks.Source. See [flake.Source].
 type Source = flake.Source
 
-// Option configures a [Generator]: [WithEpoch], [WithSID], and the
-// options of package flake (flake.WithEntropy, flake.WithClock, ...).
+// Option configures a [Generator]: [WithEpoch], [WithSID],
+// [WithObserver], and the options of package flake (flake.WithEntropy,
+// flake.WithClock, flake.WithMaxLead, ...).
 type Option = flake.Option
 
 // NewGenerator returns a generator configured by opts; see
 // flake.NewGenerator.
 func NewGenerator(opts ...Option) (*Generator, error) { return flake.NewGenerator(opts...) }
+
+// Observer receives a generator's events (overflows, waits, clock steps)
+// for metrics: see [flake.Observer], [flake.Event], and the OpenTelemetry
+// adapter, package github.com/ulidflake/ulidflake/otel.
+type Observer = flake.Observer
+
+// WithObserver sends the generator's events to o; see flake.WithObserver.
+func WithObserver(o Observer) Option { return flake.WithObserver(o) }
 
 // WithSID selects the scalable layout with the SID sid (0..31):
 // generators with distinct SIDs never make the same ID; see flake.WithSID.

@@ -22,11 +22,11 @@ import (
 
 // convertFlags are the flags of convert.
 type convertFlags struct {
-	url, schema, column, tool, dir, name, version string
-	drop, create                                  string // files of SQL, for bigserial.WithDependents
-	tables                                        listFlag
-	apply, down                                   bool
-	lock                                          time.Duration
+	url, tablesIn, column, tool, dir, name, version string
+	drop, create                                    string // files of SQL, for bigserial.WithDependents
+	tables                                          listFlag
+	apply, down                                     bool
+	lock                                            time.Duration
 }
 
 // listFlag is a flag that may be given more than once.
@@ -41,7 +41,7 @@ func parseConvert(args []string) (convertFlags, error) {
 	fs := newFlagSet("convert")
 	fs.StringVar(&f.url, "database-url", "", "PostgreSQL URL (default $DATABASE_URL)")
 	fs.Var(&f.tables, "table", "a table (schema-qualified if needed); give -table again for more, all in one transaction")
-	fs.StringVar(&f.schema, "schema", "", "every table of this schema (its exact name) with a serial, identity or converted key")
+	fs.StringVar(&f.tablesIn, "tables-in", "", "every table of this schema (its exact name) with a serial, identity or converted key")
 	fs.StringVar(&f.column, "column", "id", "the key column of each -table")
 	fs.BoolVar(&f.apply, "apply", false, "run the conversion instead of printing it")
 	fs.BoolVar(&f.down, "down", false, "print (or run) the way back to sequences")
@@ -58,8 +58,8 @@ func parseConvert(args []string) (convertFlags, error) {
 	if f.url == "" {
 		f.url = os.Getenv("DATABASE_URL")
 	}
-	if f.url == "" || (len(f.tables) == 0 && f.schema == "") || fs.NArg() > 0 {
-		return f, fmt.Errorf("%w: convert needs -table (or -schema) and -database-url (or DATABASE_URL)", errUsage)
+	if f.url == "" || (len(f.tables) == 0 && f.tablesIn == "") || fs.NArg() > 0 {
+		return f, fmt.Errorf("%w: convert needs -table (or -tables-in) and -database-url (or DATABASE_URL)", errUsage)
 	}
 	if (f.tool == "") != (f.dir == "") || (f.tool != "" && (f.apply || f.down)) {
 		return f, fmt.Errorf("%w: convert -tool and -dir go together, without -apply or -down (the files hold both sides)", errUsage)
@@ -117,19 +117,19 @@ func cmdConvert(args []string, stdout io.Writer) error {
 	return err
 }
 
-// convertStderr receives the notes on the tables -schema skipped.
+// convertStderr receives the notes on the tables -tables-in skipped.
 var convertStderr io.Writer = os.Stderr
 
-// convertKeys reads the keys that -table and -schema name, and the tables
-// -schema skipped as migration history.
+// convertKeys reads the keys that -table and -tables-in name, and the tables
+// -tables-in skipped as migration history.
 func convertKeys(ctx context.Context, db *sql.DB, f convertFlags) (bigserial.Conversion, []bigserial.Skipped, error) {
 	var keys []bigserial.Key
 	for _, t := range f.tables {
 		keys = append(keys, bigserial.Key{Table: t, Column: f.column})
 	}
 	var skipped []bigserial.Skipped
-	if f.schema != "" {
-		more, s, err := bigserial.SchemaKeys(ctx, db, f.schema)
+	if f.tablesIn != "" {
+		more, s, err := bigserial.SchemaKeys(ctx, db, f.tablesIn)
 		if err != nil {
 			return bigserial.Conversion{}, s, err
 		}

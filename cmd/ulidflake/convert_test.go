@@ -67,7 +67,7 @@ func TestNextVersion(t *testing.T) {
 	}
 }
 
-// The tables -schema skipped are one comment line each, whatever their
+// The tables -tables-in skipped are one comment line each, whatever their
 // names: a line break or goose's "+goose" stays inside the comment.
 func TestSkippedHeader(t *testing.T) {
 	got := skippedHeader([]bigserial.Skipped{

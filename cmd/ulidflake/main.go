@@ -7,7 +7,7 @@
 //	ulidflake bounds [-epoch RFC3339] FROM [TO]
 //	ulidflake migrations [up|down]                (prints the SQL of package migrations)
 //	ulidflake migrations write -tool golang-migrate|goose -dir DIR
-//	ulidflake convert -table T... [-schema S] [-column id] [-database-url URL] [-apply] [-down] [-lock-timeout 5s]
+//	ulidflake convert -table T... [-tables-in SCHEMA] [-column id] [-database-url URL] [-apply] [-down] [-lock-timeout 5s]
 //	ulidflake convert ... [-tool golang-migrate|goose -dir DIR] [-name N] [-version V]
 //	ulidflake convert ... [-drop FILE] [-create FILE]
 //	ulidflake nodes [-timeout 10s] URL...
@@ -49,7 +49,7 @@ const usage = `usage:
   ulidflake migrations [up|down]                 (prints the SQL, for other tools: psql -v ON_ERROR_STOP=1)
   ulidflake migrations write -tool golang-migrate|goose -dir DIR
                                                  (the migration files, for those tools' command lines)
-  ulidflake convert -table T... [-schema S] [-column id] [-database-url URL] [-apply] [-down] [-lock-timeout 5s]
+  ulidflake convert -table T... [-tables-in SCHEMA] [-column id] [-database-url URL] [-apply] [-down] [-lock-timeout 5s]
                                                  (serial/bigserial/identity keys to DEFAULT ulid_flake(), all in one
                                                  transaction; -table again for more)
   ulidflake convert ... [-tool golang-migrate|goose -dir DIR] [-name N] [-version V]

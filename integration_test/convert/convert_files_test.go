@@ -81,7 +81,7 @@ func TestConvertFilesReplay(t *testing.T) {
 		keys, _, err := bigserial.SchemaKeys(ctx, sdb, "billing")
 		require.NoError(t, err)
 		require.Len(t, keys, 3)
-		// In the CLI's order: -table first, then -schema's.
+		// In the CLI's order: -table first, then -tables-in's.
 		conv, err := bigserial.ConvertKeys(ctx, sdb, append([]bigserial.Key{{Table: "notes", Column: "id"}}, keys...))
 		require.NoError(t, err)
 		require.NotRegexp(t, `(oid|relid|attnum|adnum) = [0-9]|[0-9]::oid`, conv.Up+conv.Down, "no OID or column number in the SQL")
@@ -111,7 +111,7 @@ func TestConvertFilesReplay(t *testing.T) {
 			dir := t.TempDir()
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "00001_init.sql"), []byte("-- +goose Up\nSELECT 1;\n-- +goose Down\nSELECT 1;\n"), 0o644))
 			code, stdout, stderr := itest.RunBin(t, itest.BuildCLI(t), "convert", "-database-url", db.URL,
-				"-schema", "billing", "-table", "notes", "-tool", "goose", "-dir", dir)
+				"-tables-in", "billing", "-table", "notes", "-tool", "goose", "-dir", dir)
 			require.Equal(t, 0, code, stderr)
 			require.Contains(t, stdout, "00002_ulid_flake_keys.sql")
 			want, err := conv.Files("goose", "00002_ulid_flake_keys")

@@ -18,7 +18,7 @@ import (
 	"github.com/ulidflake/ulidflake/migrations/bigserial"
 )
 
-// -schema public, in a database whose migrations goose and golang-migrate
+// -tables-in public, in a database whose migrations goose and golang-migrate
 // ran (each under its default table name and a custom one, and the
 // library's own goose table), with tables of their shapes and Atlas's
 // under other names, converts the application's keys only: the history
@@ -83,7 +83,7 @@ func TestConvertSkipsMigrationHistory(t *testing.T) {
 		gdir := t.TempDir() // the application's goose directory
 		require.NoError(t, os.WriteFile(filepath.Join(gdir, "00001_customers.sql"), app["00001_customers.sql"].Data, 0o644))
 		code, stdout, stderr := itest.RunBin(t, itest.BuildCLI(t), "convert", "-database-url", db.URL,
-			"-schema", "public", "-tool", "goose", "-dir", gdir)
+			"-tables-in", "public", "-tool", "goose", "-dir", gdir)
 		require.Equal(t, 0, code, stderr)
 		require.Contains(t, stdout, "00002_ulid_flake_keys.sql")
 		for _, s := range skipped {
