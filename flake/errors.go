@@ -16,11 +16,12 @@ var (
 	// ErrCharacter: a byte outside the Crockford Base32 alphabet (I, L, O, U,
 	// hyphens, spaces and non-ASCII included), or a non-digit in a decimal.
 	ErrCharacter = errors.New("flake: invalid character")
-	// ErrOverflow: a text or binary form above 7ZZZZZZZZZZZZ (2^63-1).
-	ErrOverflow = errors.New("flake: value above 7ZZZZZZZZZZZZ")
-	// ErrIntRange: an integer that is not a valid ID: negative, or above
-	// 2^63-1.
-	ErrIntRange = errors.New("flake: integer out of range")
+	// ErrRange: a value that is not a valid ID: negative, or above
+	// 2^63-1 (7ZZZZZZZZZZZZ), in any form (text, binary, decimal, JSON, an
+	// integer). Its errors say which, as the SQL functions' do:
+	// flake: value above 7ZZZZZZZZZZZZ: "8000000000000",
+	// flake: integer out of range: -5 is negative.
+	ErrRange = errors.New("flake: out of range")
 	// ErrEpochRange: an epoch before 1970-01-01 or so late that IDs would
 	// carry times past year 9999.
 	ErrEpochRange = errors.New("flake: epoch out of range")
@@ -81,6 +82,22 @@ func characterError(s string, i int, what string) error {
 	return fmt.Errorf("%w: %s has %q at byte %d, not %s", ErrCharacter, quote(s), s[i:i+size], i, what)
 }
 
+// rangeKind is an [ErrRange] with a message of its own, so that an
+// error's text says which limit the value crossed and reads as the SQL
+// functions' (TestSQLMatchesGo).
+type rangeKind string
+
+func (k rangeKind) Error() string { return string(k) }
+func (k rangeKind) Unwrap() error { return ErrRange }
+
+const (
+	// errAboveMax: a text or binary form above 7ZZZZZZZZZZZZ.
+	errAboveMax rangeKind = "flake: value above 7ZZZZZZZZZZZZ"
+	// errIntRange: an integer, decimal or JSON number that is negative or
+	// above 2^63-1.
+	errIntRange rangeKind = "flake: integer out of range"
+)
+
 func intRangeError(v int64) error {
-	return fmt.Errorf("%w: %d is negative", ErrIntRange, v)
+	return fmt.Errorf("%w: %d is negative", errIntRange, v)
 }

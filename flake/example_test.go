@@ -30,7 +30,7 @@ func ExampleParse() {
 	fmt.Println(id, id.Int64(), err)
 
 	_, err = flake.Parse("8000000000000")
-	fmt.Println(errors.Is(err, flake.ErrOverflow), err)
+	fmt.Println(errors.Is(err, flake.ErrRange), err)
 	// Output:
 	// 00EZJCRCB4650 16873543940839584 <nil>
 	// true flake: value above 7ZZZZZZZZZZZZ: "8000000000000"
@@ -55,7 +55,7 @@ func ExampleFromInt() {
 	id, err := flake.FromInt(16873543940839584)
 	fmt.Println(id, err)
 	_, err = flake.FromInt(-5)
-	fmt.Println(errors.Is(err, flake.ErrIntRange))
+	fmt.Println(errors.Is(err, flake.ErrRange))
 	// Output:
 	// 00EZJCRCB4650 <nil>
 	// true

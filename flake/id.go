@@ -60,7 +60,7 @@ const Max ID = 1<<63 - 1
 // Zero is the unset ID, 0000000000000.
 const Zero ID = 0
 
-// FromInt returns the ID with the value v. It returns [ErrIntRange] when v is
+// FromInt returns the ID with the value v. It returns [ErrRange] when v is
 // negative. Zero is accepted: it is the unset ID. (It is the rule of
 // [ID.Scan] for a value that is not NULL.)
 func FromInt(v int64) (ID, error) {

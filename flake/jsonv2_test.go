@@ -46,7 +46,7 @@ func TestJSONv2MatchesJSON(t *testing.T) {
 		if e1 == nil || e2 == nil {
 			t.Fatalf("%s: v1 %v, v2 %v; want errors", in, e1, e2)
 		}
-		for _, sentinel := range []error{ErrLength, ErrCharacter, ErrJSON, ErrOverflow} {
+		for _, sentinel := range []error{ErrLength, ErrCharacter, ErrJSON, ErrRange} {
 			if errors.Is(e1, sentinel) != errors.Is(e2, sentinel) {
 				t.Errorf("%s: v1 %v, v2 %v", in, e1, e2)
 			}
@@ -61,7 +61,7 @@ func TestJSONv2MatchesJSON(t *testing.T) {
 func TestJSONv2Negative(t *testing.T) {
 	_, e1 := jsonv1.Marshal(ID(-5))
 	_, e2 := json.Marshal(ID(-5))
-	if e1 == nil || e2 == nil || !errors.Is(e2, ErrIntRange) {
+	if e1 == nil || e2 == nil || !errors.Is(e2, ErrRange) {
 		t.Fatalf("v1 %v, v2 %v", e1, e2)
 	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // AppendBinary appends the 8-byte big-endian form to b. It returns
-// [ErrIntRange] for a negative value.
+// [ErrRange] for a negative value.
 func (id ID) AppendBinary(b []byte) ([]byte, error) {
 	if id < 0 {
 		return b, intRangeError(int64(id))
@@ -24,7 +24,7 @@ func (id ID) MarshalBinary() ([]byte, error) {
 }
 
 // UnmarshalBinary implements [encoding.BinaryUnmarshaler]. It returns
-// [ErrLength] unless b is 8 bytes long and [ErrOverflow] when the sign bit is
+// [ErrLength] unless b is 8 bytes long and [ErrRange] when the sign bit is
 // set.
 func (id *ID) UnmarshalBinary(b []byte) error {
 	if len(b) != binaryLen {
@@ -32,7 +32,7 @@ func (id *ID) UnmarshalBinary(b []byte) error {
 	}
 	v := binary.BigEndian.Uint64(b)
 	if v > uint64(Max) {
-		return fmt.Errorf("%w: binary ID %#016x has the sign bit set", ErrOverflow, v)
+		return fmt.Errorf("%w: binary ID %#016x has the sign bit set", errAboveMax, v)
 	}
 	*id = ID(v)
 	return nil
@@ -153,7 +153,7 @@ func decimalStringError(s []byte) error {
 type TrustedID struct{ ID }
 
 // UnmarshalJSON implements [json.Unmarshaler]: a bare integer decodes
-// exactly ([ErrIntRange] when negative or above 2^63-1, [ErrJSON] for a
+// exactly ([ErrRange] when negative or above 2^63-1, [ErrJSON] for a
 // fraction or an exponent); anything else as by [ID.UnmarshalJSON].
 func (t *TrustedID) UnmarshalJSON(b []byte) error {
 	if len(b) == 0 || (b[0] < '0' || b[0] > '9') && b[0] != '-' {
@@ -168,7 +168,7 @@ func (t *TrustedID) UnmarshalJSON(b []byte) error {
 }
 
 // parseJSONInt decodes b, a bare JSON number, as an integer. It returns
-// [ErrIntRange] when b is negative or above 2^63-1 and [ErrJSON], saying
+// [ErrRange] when b is negative or above 2^63-1 and [ErrJSON], saying
 // that b is not want, for a fraction, an exponent or invalid JSON.
 func parseJSONInt(b []byte, want string) (ID, error) {
 	v, err := parseInt(b)
@@ -177,12 +177,12 @@ func parseJSONInt(b []byte, want string) (ID, error) {
 		return v, nil
 	case !json.Valid(b):
 		return 0, fmt.Errorf("%w: %s is not valid JSON", ErrJSON, quote(string(b)))
-	case !errors.Is(err, ErrIntRange):
+	case !errors.Is(err, ErrRange):
 		return 0, fmt.Errorf("%w: the number %s is not %s", ErrJSON, jsonValue(b), want)
 	case b[0] == '-':
-		return 0, fmt.Errorf("%w: the number %s is negative", ErrIntRange, jsonValue(b))
+		return 0, fmt.Errorf("%w: the number %s is negative", errIntRange, jsonValue(b))
 	}
-	return 0, fmt.Errorf("%w: the number %s is above 9223372036854775807", ErrIntRange, jsonValue(b))
+	return 0, fmt.Errorf("%w: the number %s is above 9223372036854775807", errIntRange, jsonValue(b))
 }
 
 // jsonValue returns a JSON value for an error message as JSON writes it,

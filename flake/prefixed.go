@@ -142,7 +142,7 @@ func checkPrefix(p string) error {
 }
 
 // AppendText appends the text form, prefix_00EZJCRCB4650, to b. It returns
-// [ErrPrefix] for an invalid prefix and [ErrIntRange] for a negative ID.
+// [ErrPrefix] for an invalid prefix and [ErrRange] for a negative ID.
 func (p Prefixed[P]) AppendText(b []byte) ([]byte, error) {
 	var pp P
 	prefix := pp.Prefix()

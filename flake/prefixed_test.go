@@ -128,7 +128,7 @@ func TestPrefixedErrors(t *testing.T) {
 		{strings.Repeat("x", 1<<20) + "_00EZJCRCB4650", ErrPrefix, `... (1048576 bytes), want "cus"`},
 		{"cus_00EZJCRCB465U", ErrCharacter, `"00EZJCRCB465U" has "U" at byte 12`},
 		{"cus_80000000000000", ErrLength, ``},
-		{"cus_8000000000000", ErrOverflow, ``},
+		{"cus_8000000000000", ErrRange, ``},
 		{"", ErrPrefix, `has no prefix`},
 	} {
 		_, err := ParsePrefixed[customer](tc.in)
@@ -206,8 +206,8 @@ func TestPrefixedRefusesAnInvalidPrefix(t *testing.T) {
 			t.Errorf("checkPrefix(%q) = %v, want ErrPrefix", p, err)
 		}
 	}
-	if _, err := (customerID{ID: -1}).MarshalText(); !errors.Is(err, ErrIntRange) {
-		t.Errorf("negative MarshalText = %v, want ErrIntRange", err)
+	if _, err := (customerID{ID: -1}).MarshalText(); !errors.Is(err, ErrRange) {
+		t.Errorf("negative MarshalText = %v, want ErrRange", err)
 	}
 }
 

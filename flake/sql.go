@@ -29,7 +29,7 @@ func fromColumn(v int64, null bool) (id ID, valid bool, err error) {
 
 // columnValue is the rule for writing an ID to a bigint column
 // (bigint.Write): the int64 that stores id, [ErrZeroID] for the zero ID,
-// [ErrIntRange] for a negative value.
+// [ErrRange] for a negative value.
 func (id ID) columnValue() (int64, error) {
 	switch {
 	case id == 0:
@@ -42,7 +42,7 @@ func (id ID) columnValue() (int64, error) {
 
 // Value implements [driver.Valuer]: the int64 that stores id. The zero ID
 // is [ErrZeroID], so that a key that was never filled is not stored as 0,
-// and a negative value [ErrIntRange]. A driver cannot tell a value being
+// and a negative value [ErrRange]. A driver cannot tell a value being
 // stored from one being compared: where zero is meant, as the first
 // cursor of keyset pagination, pass a ulidflake.Bound.
 func (id ID) Value() (driver.Value, error) {

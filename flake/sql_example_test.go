@@ -9,7 +9,7 @@ import (
 
 // A driver hands Scan a bigint column's value: 0 reads as the unset ID;
 // an ID cannot hold NULL (ErrNull), and nothing holds a negative value
-// (ErrIntRange). A nullable column scans into a ulidflake.NullID.
+// (ErrRange). A nullable column scans into a ulidflake.NullID.
 func ExampleID_Scan() {
 	for _, v := range []any{int64(16873543940839584), int64(0), nil, int64(-5)} {
 		var id flake.ID

@@ -18,8 +18,8 @@ func TestColumnRule(t *testing.T) {
 	}{
 		{0, true, 0, false, ErrNull},
 		{5, true, 0, false, ErrNull},
-		{-5, false, 0, false, ErrIntRange},
-		{-1 << 63, false, 0, false, ErrIntRange},
+		{-5, false, 0, false, ErrRange},
+		{-1 << 63, false, 0, false, ErrRange},
 		{0, false, 0, false, nil},
 		{1, false, 1, true, nil},
 		{int64(Max), false, Max, true, nil},
@@ -35,7 +35,7 @@ func TestColumnRule(t *testing.T) {
 		err error
 	}{
 		{0, 0, ErrZeroID},
-		{-5, 0, ErrIntRange},
+		{-5, 0, ErrRange},
 		{1, 1, nil},
 		{Max, int64(Max), nil},
 	} {

@@ -28,7 +28,7 @@ var decodeTable = func() (t [256]byte) {
 
 // Parse decodes the 13-character text form. It is case-insensitive and
 // ASCII only. It returns [ErrLength] when s is not 13 bytes long,
-// [ErrCharacter] for a byte outside the alphabet, and [ErrOverflow] when the
+// [ErrCharacter] for a byte outside the alphabet, and [ErrRange] when the
 // value is above 7ZZZZZZZZZZZZ.
 func Parse(s string) (ID, error) { return parse(s) }
 
@@ -49,7 +49,7 @@ func parse[T string | []byte](s T) (ID, error) {
 	}
 	// 13 characters carry 65 bits; the first must carry at most 3.
 	if decodeTable[s[0]] > 7 {
-		return 0, fmt.Errorf("%w: %s", ErrOverflow, quote(string(s)))
+		return 0, fmt.Errorf("%w: %s", errAboveMax, quote(string(s)))
 	}
 	return ID(v), nil
 }
@@ -67,7 +67,7 @@ func MustParse(s string) ID {
 // ParseInt decodes the decimal integer form, "0" to "9223372036854775807",
 // digits only. It returns [ErrLength] for an empty string, [ErrCharacter]
 // for a byte that is not a digit (a sign included: "-1" is not an ID), and
-// [ErrIntRange] above 2^63-1.
+// [ErrRange] above 2^63-1.
 func ParseInt(s string) (ID, error) { return parseInt(s) }
 
 func parseInt[T string | []byte](s T) (ID, error) {
@@ -79,16 +79,16 @@ func parseInt[T string | []byte](s T) (ID, error) {
 		c := s[i]
 		if c < '0' || c > '9' {
 			if c == '-' && i == 0 && len(s) > 1 {
-				return 0, fmt.Errorf("%w: %s is negative", ErrIntRange, quote(string(s)))
+				return 0, fmt.Errorf("%w: %s is negative", errIntRange, quote(string(s)))
 			}
 			return 0, characterError(string(s), i, "a decimal digit")
 		}
 		if v > uint64(Max)/10 {
-			return 0, fmt.Errorf("%w: %s is above 9223372036854775807", ErrIntRange, quote(string(s)))
+			return 0, fmt.Errorf("%w: %s is above 9223372036854775807", errIntRange, quote(string(s)))
 		}
 		v = v*10 + uint64(c-'0')
 		if v > uint64(Max) {
-			return 0, fmt.Errorf("%w: %s is above 9223372036854775807", ErrIntRange, quote(string(s)))
+			return 0, fmt.Errorf("%w: %s is above 9223372036854775807", errIntRange, quote(string(s)))
 		}
 	}
 	return ID(v), nil
@@ -102,7 +102,7 @@ func (id ID) String() string {
 	return string(b[:])
 }
 
-// AppendText appends the text form to b. It returns [ErrIntRange] for a
+// AppendText appends the text form to b. It returns [ErrRange] for a
 // negative value. It allocates only when b has to grow.
 func (id ID) AppendText(b []byte) ([]byte, error) {
 	if id < 0 {

@@ -22,8 +22,8 @@ func TestParseBoundaries(t *testing.T) {
 		{"7zzzzzzzzzzzz", Max, nil},
 		{"00EZJCRCB4650", 16873543940839584, nil}, // the Python reference README
 		{"00ezjcrcb4650", 16873543940839584, nil},
-		{"8000000000000", 0, ErrOverflow},
-		{"ZZZZZZZZZZZZZ", 0, ErrOverflow},
+		{"8000000000000", 0, ErrRange},
+		{"ZZZZZZZZZZZZZ", 0, ErrRange},
 		{"", 0, ErrLength},
 		{"000000000000", 0, ErrLength},
 		{"00000000000000", 0, ErrLength},
@@ -85,9 +85,9 @@ func TestParseInt(t *testing.T) {
 		{"0", 0, nil},
 		{"1", 1, nil},
 		{"9223372036854775807", Max, nil},
-		{"9223372036854775808", 0, ErrIntRange},
-		{"99999999999999999999", 0, ErrIntRange},
-		{"-1", 0, ErrIntRange},
+		{"9223372036854775808", 0, ErrRange},
+		{"99999999999999999999", 0, ErrRange},
+		{"-1", 0, ErrRange},
 		{"-", 0, ErrCharacter},
 		{"", 0, ErrLength},
 		{"1.5", 0, ErrCharacter},
@@ -111,21 +111,21 @@ func TestFromInt(t *testing.T) {
 		}
 	}
 	for _, v := range []int64{-1, -1 << 63} {
-		if _, err := FromInt(v); !errors.Is(err, ErrIntRange) {
-			t.Errorf("FromInt(%d) error = %v, want ErrIntRange", v, err)
+		if _, err := FromInt(v); !errors.Is(err, ErrRange) {
+			t.Errorf("FromInt(%d) error = %v, want ErrRange", v, err)
 		}
 	}
 }
 
 func TestNegativeIDCannotBeMarshalled(t *testing.T) {
 	id := ID(-1)
-	if _, err := id.MarshalText(); !errors.Is(err, ErrIntRange) {
+	if _, err := id.MarshalText(); !errors.Is(err, ErrRange) {
 		t.Errorf("MarshalText error = %v", err)
 	}
-	if _, err := id.MarshalBinary(); !errors.Is(err, ErrIntRange) {
+	if _, err := id.MarshalBinary(); !errors.Is(err, ErrRange) {
 		t.Errorf("MarshalBinary error = %v", err)
 	}
-	if _, err := id.MarshalJSON(); !errors.Is(err, ErrIntRange) {
+	if _, err := id.MarshalJSON(); !errors.Is(err, ErrRange) {
 		t.Errorf("MarshalJSON error = %v", err)
 	}
 	if _, err := Parse(id.String()); err == nil {
@@ -147,8 +147,8 @@ func TestBinary(t *testing.T) {
 		{nil, ErrLength},
 		{make([]byte, 7), ErrLength},
 		{make([]byte, 16), ErrLength},
-		{[]byte{0x80, 0, 0, 0, 0, 0, 0, 0}, ErrOverflow},
-		{[]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, ErrOverflow},
+		{[]byte{0x80, 0, 0, 0, 0, 0, 0, 0}, ErrRange},
+		{[]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, ErrRange},
 	} {
 		if err := got.UnmarshalBinary(tc.in); !errors.Is(err, tc.err) {
 			t.Errorf("UnmarshalBinary(%x) error = %v, want %v", tc.in, err, tc.err)
@@ -179,8 +179,8 @@ func TestJSON(t *testing.T) {
 		{`0`, 0, nil},
 		{`"1234567890123"`, MustParse("1234567890123"), nil}, // quoted digits are Base32
 		{`"16873543940839584"`, 0, ErrLength},
-		{`9223372036854775808`, 0, ErrIntRange},
-		{`-1`, 0, ErrIntRange},
+		{`9223372036854775808`, 0, ErrRange},
+		{`-1`, 0, ErrRange},
 		{`1.5`, 0, ErrJSON},
 		{`1e3`, 0, ErrJSON},
 		{`true`, 0, ErrJSON},
@@ -188,7 +188,7 @@ func TestJSON(t *testing.T) {
 		{`[]`, 0, ErrJSON},
 		{`"0000000000000I"`, 0, ErrLength},
 		{`"000000000000I"`, 0, ErrCharacter},
-		{`"8000000000000"`, 0, ErrOverflow},
+		{`"8000000000000"`, 0, ErrRange},
 		{`"\x"`, 0, ErrJSON},
 	} {
 		var got ID

@@ -203,7 +203,7 @@ func heldID(v reflect.Value) (flake.ID, error) {
 		return flake.FromInt(v.Int())
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		if v.Uint() > math.MaxInt64 {
-			return 0, fmt.Errorf("%w: %d", flake.ErrIntRange, v.Uint())
+			return 0, fmt.Errorf("%w: %d is above 9223372036854775807", flake.ErrRange, v.Uint())
 		}
 		return flake.FromInt(int64(v.Uint()))
 	case reflect.String:

@@ -100,7 +100,7 @@ func TestPgxFailures(t *testing.T) {
 					require.Contains(t, err.Error(), "NULL")
 
 					err = p.QueryRow(ctx, `SELECT (-42)::bigint`).Scan(&id)
-					require.ErrorIs(t, err, flake.ErrIntRange)
+					require.ErrorIs(t, err, flake.ErrRange)
 					require.Contains(t, err.Error(), "-42")
 
 					err = p.QueryRow(ctx, `SELECT 9223372036854775808::numeric`).Scan(&id)
@@ -117,7 +117,7 @@ func TestPgxFailures(t *testing.T) {
 					_, err = p.Exec(ctx, `SELECT $1::bigint`, ulidflake.NullID{Valid: true})
 					require.ErrorIs(t, err, ulidflake.ErrZeroID)
 					_, err = p.Exec(ctx, `SELECT $1::bigint`, ulidflake.ID(-1))
-					require.ErrorIs(t, err, flake.ErrIntRange)
+					require.ErrorIs(t, err, flake.ErrRange)
 					if register {
 						_, err = p.Exec(ctx, `SELECT $1::bigint`, flake.ID(0))
 						require.ErrorIs(t, err, ulidflake.ErrZeroID)

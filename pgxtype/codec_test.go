@@ -153,15 +153,15 @@ func TestCodecRule(t *testing.T) {
 			err  error
 		}{
 			{flake.ID(0), flake.ErrZeroID.Error(), flake.ErrZeroID},
-			{flake.ID(-5), negative, flake.ErrIntRange},
+			{flake.ID(-5), negative, flake.ErrRange},
 			{flake.Max, "9223372036854775807", nil},
 			{sqltype.NullID{}, "NULL", nil},
 			{sqltype.NullID{ID: 7}, "NULL", nil},
 			{sqltype.NullID{Valid: true}, "sqltype: NullID{Valid: true} holds the zero ID", flake.ErrZeroID},
-			{sqltype.NullID{ID: -5, Valid: true}, negative, flake.ErrIntRange},
+			{sqltype.NullID{ID: -5, Valid: true}, negative, flake.ErrRange},
 			{sqltype.NullID{ID: flake.Max, Valid: true}, "9223372036854775807", nil},
 			{sqltype.Bound(0), "0", nil},
-			{sqltype.Bound(-5), negative, flake.ErrIntRange},
+			{sqltype.Bound(-5), negative, flake.ErrRange},
 			{sqltype.Bound(flake.Max), "9223372036854775807", nil},
 		} {
 			buf, err := m.Encode(pgtype.Int8OID, format, tc.arg, nil)

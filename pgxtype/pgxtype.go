@@ -17,7 +17,7 @@
 // pointers, and slices of them for bigint[] (WHERE id = ANY($1)), in every
 // query exec mode and in CopyFrom. Like ID.Value, encoding refuses the zero
 // ID (flake.ErrZeroID; a zero pagination cursor is ulidflake.Bound(0)) and
-// negative values (flake.ErrIntRange); scanning refuses NULL into an ID
+// negative values (flake.ErrRange); scanning refuses NULL into an ID
 // (flake.ErrNull; use NullID) and negative values, with errors that name
 // the value.
 //

@@ -18,7 +18,7 @@ type Bound flake.ID
 
 // Value implements [driver.Valuer]: the int64, 0 for the zero ID. Any
 // other ID is written as flake.ID.Value writes it, which returns
-// flake.ErrIntRange for a negative value.
+// flake.ErrRange for a negative value.
 func (b Bound) Value() (driver.Value, error) {
 	if b == 0 {
 		return int64(0), nil // below every ID

@@ -32,8 +32,8 @@ func TestIDValue(t *testing.T) {
 	if _, err := ID(0).Value(); !errors.Is(err, ErrZeroID) {
 		t.Fatalf("Value of zero: %v, want ErrZeroID", err)
 	}
-	if _, err := ID(-3).Value(); !errors.Is(err, flake.ErrIntRange) {
-		t.Fatalf("Value of -3: %v, want ErrIntRange", err)
+	if _, err := ID(-3).Value(); !errors.Is(err, flake.ErrRange) {
+		t.Fatalf("Value of -3: %v, want ErrRange", err)
 	}
 }
 
@@ -48,11 +48,11 @@ func TestIDScan(t *testing.T) {
 		{[]byte("16873543940839584"), sample, nil, ""},
 		{"9223372036854775807", ID(flake.Max), nil, ""},
 		{int64(0), 0, nil, ""},
-		{int64(-1), 0, flake.ErrIntRange, "-1"},
-		{"-42", 0, flake.ErrIntRange, "-42"},
+		{int64(-1), 0, flake.ErrRange, "-1"},
+		{"-42", 0, flake.ErrRange, "-42"},
 		{[]byte("12.5"), 0, flake.ErrCharacter, "12.5"},
 		{"00EZJCRCB4650", 0, flake.ErrCharacter, "00EZJCRCB4650"}, // text form in a bigint scan
-		{"9223372036854775808", 0, flake.ErrIntRange, "9223372036854775808"},
+		{"9223372036854775808", 0, flake.ErrRange, "9223372036854775808"},
 		{nil, 0, ErrNull, "NULL"},
 		{float64(1.5), 0, ErrType, "float64 1.5"},
 		{true, 0, ErrType, "bool true"},
@@ -95,7 +95,7 @@ func TestNullID(t *testing.T) {
 	if _, err := (NullID{Valid: true}).Value(); !errors.Is(err, ErrZeroID) {
 		t.Fatalf("a valid zero NullID wrote: %v", err)
 	}
-	if err := n.Scan(int64(-1)); !errors.Is(err, flake.ErrIntRange) || n.Valid {
+	if err := n.Scan(int64(-1)); !errors.Is(err, flake.ErrRange) || n.Valid {
 		t.Fatalf("Scan(-1) = %+v, %v", n, err)
 	}
 	for in, want := range map[string]NullID{`null`: {}, `"00EZJCRCB4650"`: {sample, true}} {
@@ -128,7 +128,7 @@ func TestTextID(t *testing.T) {
 		{"00ezjcrcb4650", nil},
 		{[]byte("00EZJCRCB4650"), nil},
 		{"16873543940839584", flake.ErrLength},
-		{"8000000000000", flake.ErrOverflow},
+		{"8000000000000", flake.ErrRange},
 		{"00EZJCRCB465U", flake.ErrCharacter},
 		{nil, ErrNull},
 		{int64(5), ErrType},
@@ -179,8 +179,8 @@ func TestScanOwnTypes(t *testing.T) {
 		t.Errorf("NullID.Scan(NullID) = %+v, %v", n, err)
 	}
 	neg := ID(-5)
-	if err := id.Scan(&neg); !errors.Is(err, flake.ErrIntRange) {
-		t.Errorf("ID.Scan(*ID -5) = %v, want ErrIntRange", err)
+	if err := id.Scan(&neg); !errors.Is(err, flake.ErrRange) {
+		t.Errorf("ID.Scan(*ID -5) = %v, want ErrRange", err)
 	}
 }
 
@@ -235,7 +235,7 @@ func TestBound(t *testing.T) {
 	if err != nil || v != int64(0) {
 		t.Fatalf("Bound(0).Value() = %v, %v", v, err)
 	}
-	if _, err := Bound(-1).Value(); !errors.Is(err, flake.ErrIntRange) {
+	if _, err := Bound(-1).Value(); !errors.Is(err, flake.ErrRange) {
 		t.Fatalf("Bound(-1).Value() = %v", err)
 	}
 	_, err = ID(0).Value()
@@ -277,18 +277,18 @@ func TestNegativeOwnTypes(t *testing.T) {
 	neg := ID(-5)
 	for _, src := range []any{NullID{ID: neg, Valid: true}, &NullID{ID: neg, Valid: true}} {
 		n := NullID{ID: sample, Valid: true}
-		if err := n.Scan(src); !errors.Is(err, flake.ErrIntRange) || n != (NullID{}) {
-			t.Errorf("NullID.Scan(%#v) = %+v, %v; want not valid, ErrIntRange", src, n, err)
+		if err := n.Scan(src); !errors.Is(err, flake.ErrRange) || n != (NullID{}) {
+			t.Errorf("NullID.Scan(%#v) = %+v, %v; want not valid, ErrRange", src, n, err)
 		}
 	}
 	for _, src := range []any{TextID{neg}, &TextID{neg}} {
 		tx := TextID{sample}
-		if err := tx.Scan(src); !errors.Is(err, flake.ErrIntRange) || tx.ID != sample {
-			t.Errorf("TextID.Scan(%#v) = %v, %v; want unchanged, ErrIntRange", src, tx.ID, err)
+		if err := tx.Scan(src); !errors.Is(err, flake.ErrRange) || tx.ID != sample {
+			t.Errorf("TextID.Scan(%#v) = %v, %v; want unchanged, ErrRange", src, tx.ID, err)
 		}
 	}
-	if v, err := (TextID{neg}).Value(); !errors.Is(err, flake.ErrIntRange) {
-		t.Errorf("TextID{-5}.Value() = %v, %v; want ErrIntRange", v, err)
+	if v, err := (TextID{neg}).Value(); !errors.Is(err, flake.ErrRange) {
+		t.Errorf("TextID{-5}.Value() = %v, %v; want ErrRange", v, err)
 	}
 }
 

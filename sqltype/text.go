@@ -17,7 +17,7 @@ type TextID struct{ flake.ID }
 // Value implements [driver.Valuer]: the 13-character string (a string,
 // not bytes, so that SQLite stores text, which compares equal to the text
 // form). It refuses what flake.ID.Value refuses: the zero ID
-// (flake.ErrZeroID) and a negative one (flake.ErrIntRange).
+// (flake.ErrZeroID) and a negative one (flake.ErrRange).
 func (t TextID) Value() (driver.Value, error) {
 	if _, err := bigint.Write(int64(t.ID)); err != nil {
 		return nil, err
@@ -29,7 +29,7 @@ func (t TextID) Value() (driver.Value, error) {
 // []byte, with the rules of flake.Parse (case-insensitive, exactly 13
 // bytes; a char(13) column pads nothing, since the form is always 13), and
 // ID, TextID, Bound and pointers to them, as ID.Scan takes them. It
-// returns flake.ErrNull for NULL, flake.ErrIntRange for a negative ID and
+// returns flake.ErrNull for NULL, flake.ErrRange for a negative ID and
 // flake.ErrType for other types.
 func (t *TextID) Scan(src any) error {
 	switch s := src.(type) {

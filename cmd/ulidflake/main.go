@@ -128,7 +128,7 @@ func userMessage(err error) string {
 // isInputError reports whether err comes from bad input rather than a
 // failure of the machine.
 func isInputError(err error) bool {
-	for _, e := range []error{flake.ErrLength, flake.ErrCharacter, flake.ErrOverflow, flake.ErrIntRange,
+	for _, e := range []error{flake.ErrLength, flake.ErrCharacter, flake.ErrRange,
 		flake.ErrEpochRange, flake.ErrTimeRange, flake.ErrOption, bigserial.ErrConvert} {
 		if errors.Is(err, e) {
 			return true

@@ -75,11 +75,11 @@ func CreatedEvent(id ulidflake.ID) *customerpb.CustomerCreated {
 }
 
 // CreatedID returns the ID an event carries: a fixed64 above 2^63-1 is no
-// ID (flake.ErrIntRange), and 0 names no customer.
+// ID (flake.ErrRange), and 0 names no customer.
 func CreatedID(e *customerpb.CustomerCreated) (ulidflake.ID, error) {
 	v := e.GetId()
 	if v > uint64(flake.Max) {
-		return 0, fmt.Errorf("customer_created.id %d: %w", v, flake.ErrIntRange)
+		return 0, fmt.Errorf("customer_created.id %d: %w", v, flake.ErrRange)
 	}
 	if v == 0 {
 		return 0, fmt.Errorf("customer_created.id: %w", errZero)

@@ -114,7 +114,7 @@ func TestProtobufBadIDs(t *testing.T) {
 			t.Errorf("%v: no error", m)
 		}
 	}
-	if _, err := CreatedID(&customerpb.CustomerCreated{Id: 1 << 63}); !errors.Is(err, flake.ErrIntRange) {
+	if _, err := CreatedID(&customerpb.CustomerCreated{Id: 1 << 63}); !errors.Is(err, flake.ErrRange) {
 		t.Errorf("2^63: %v", err)
 	}
 	if _, err := CreatedID(&customerpb.CustomerCreated{}); !errors.Is(err, errZero) {

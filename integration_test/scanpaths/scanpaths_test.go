@@ -71,7 +71,7 @@ const (
 var inputs = []input{
 	{"zero", 0, false, "0000000000000", [5]verdict{val("0"), val(null), val("0"), is(flake.ErrZeroID), val("0")}},
 	{"negative", -5, false, flake.ID(-5).String(),
-		[5]verdict{is(flake.ErrIntRange), is(flake.ErrIntRange), is(flake.ErrOverflow), is(flake.ErrIntRange), is(flake.ErrIntRange)}},
+		[5]verdict{is(flake.ErrRange), is(flake.ErrRange), is(flake.ErrRange), is(flake.ErrRange), is(flake.ErrRange)}},
 	{"null", 0, true, "", [5]verdict{is(flake.ErrNull), val(null), is(flake.ErrNull), val(null), val(null)}},
 	{"max", int64(flake.Max), false, "7ZZZZZZZZZZZZ", same(maxID)},
 	{"good", 16873543940839584, false, "00EZJCRCB4650", same(goodID)},

@@ -95,7 +95,7 @@ func TestDatabaseSQL(t *testing.T) {
 				err = sdb.QueryRowContext(ctx, `SELECT NULL::bigint`).Scan(&id)
 				require.ErrorIs(t, err, flake.ErrNull)
 				err = sdb.QueryRowContext(ctx, `SELECT (-7)::bigint`).Scan(&id)
-				require.ErrorIs(t, err, flake.ErrIntRange)
+				require.ErrorIs(t, err, flake.ErrRange)
 				var tid ulidflake.TextID
 				err = sdb.QueryRowContext(ctx, `SELECT 'NOT-AN-ID-XYZ'::char(13)`).Scan(&tid)
 				require.ErrorIs(t, err, flake.ErrCharacter)

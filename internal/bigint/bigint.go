@@ -11,7 +11,7 @@ package bigint
 //
 //   - NULL: err is flake.ErrNull, since an ID cannot hold it; valid is
 //     false, so a NullID reads it as not valid.
-//   - a negative v: err is flake.ErrIntRange; no ID is negative.
+//   - a negative v: err is flake.ErrRange; no ID is negative.
 //   - 0: the zero ID, unset; valid is false, so a NullID reads it as not
 //     valid, and an ID holds it as flake.Zero.
 //   - any other v: the ID v, valid.
@@ -19,5 +19,5 @@ var Read func(v int64, null bool) (id int64, valid bool, err error)
 
 // Write returns the int64 that stores the ID id: flake.ErrZeroID for the
 // zero ID, so that a key that was never filled is not stored as 0, and
-// flake.ErrIntRange for a negative value.
+// flake.ErrRange for a negative value.
 var Write func(id int64) (int64, error)
