@@ -57,7 +57,7 @@ func FuzzUnmarshalJSON(f *testing.F) {
 			return
 		}
 		canon, err := id.MarshalJSON()
-		if err != nil || len(canon) != EncodedLen+2 {
+		if err != nil || len(canon) != TextLen+2 {
 			t.Fatalf("UnmarshalJSON(%q) = %d re-encodes to %q, %v", b, id, canon, err)
 		}
 		var back ID

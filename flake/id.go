@@ -48,8 +48,8 @@ const (
 	// MaxSID is the largest scalability id.
 	MaxSID = 1<<SIDBits - 1
 
-	// EncodedLen is the length of the text form.
-	EncodedLen = 13
+	// TextLen is the length of the text form, in bytes.
+	TextLen = 13
 	// binaryLen is the length of the binary form.
 	binaryLen = 8
 )

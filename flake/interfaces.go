@@ -11,7 +11,7 @@ import (
 // gqlgen.yml; gqlgen does not fall back to MarshalText). A negative value,
 // which no ID is, writes null.
 func (id ID) MarshalGQL(w io.Writer) {
-	b, err := id.AppendText(make([]byte, 1, EncodedLen+2))
+	b, err := id.AppendText(make([]byte, 1, TextLen+2))
 	if err != nil {
 		_, _ = io.WriteString(w, "null")
 		return

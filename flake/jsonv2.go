@@ -12,9 +12,9 @@ func (id ID) MarshalJSONTo(enc *jsontext.Encoder) error {
 		_, err := id.AppendText(nil) // the error of MarshalJSON
 		return err
 	}
-	var b [EncodedLen + 2]byte
+	var b [TextLen + 2]byte
 	b[0], b[len(b)-1] = '"', '"'
-	id.encode((*[EncodedLen]byte)(b[1 : EncodedLen+1]))
+	id.encode((*[TextLen]byte)(b[1 : TextLen+1]))
 	return enc.WriteValue(b[:])
 }
 

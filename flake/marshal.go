@@ -42,7 +42,7 @@ func (id *ID) UnmarshalBinary(b []byte) error {
 // form. A number would lose precision in JavaScript: nearly every ID is
 // above 2^53.
 func (id ID) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, EncodedLen+2)
+	b := make([]byte, 0, TextLen+2)
 	b = append(b, '"')
 	b, err := id.AppendText(b)
 	if err != nil {
@@ -81,12 +81,12 @@ func (id *ID) UnmarshalJSON(b []byte) error {
 			if json.Unmarshal(b, &str) != nil {
 				return fmt.Errorf("%w: %s is not a valid JSON string", ErrJSON, quote(string(b)))
 			}
-			if len(str) != EncodedLen && allDigits([]byte(str)) {
+			if len(str) != TextLen && allDigits([]byte(str)) {
 				err = decimalStringError([]byte(str))
 			} else {
 				v, err = Parse(str)
 			}
-		} else if len(s) != EncodedLen && allDigits(s) {
+		} else if len(s) != TextLen && allDigits(s) {
 			err = decimalStringError(s)
 		} else {
 			v, err = parse(s)

@@ -152,7 +152,7 @@ func (p Prefixed[P]) AppendText(b []byte) ([]byte, error) {
 	if p.ID < 0 {
 		return b, intRangeError(int64(p.ID))
 	}
-	var buf [EncodedLen]byte
+	var buf [TextLen]byte
 	p.ID.encode(&buf)
 	b = append(b, prefix...)
 	b = append(b, '_')
@@ -168,9 +168,9 @@ func (p Prefixed[P]) String() string {
 	if checkPrefix(prefix) != nil {
 		return "%!(BADPREFIX " + quote(prefix) + ")" + p.ID.String()
 	}
-	var buf [MaxPrefixLen + 1 + EncodedLen]byte
+	var buf [MaxPrefixLen + 1 + TextLen]byte
 	b := append(append(buf[:0], prefix...), '_')
-	var text [EncodedLen]byte
+	var text [TextLen]byte
 	p.ID.encode(&text)
 	return string(append(b, text[:]...))
 }
@@ -178,7 +178,7 @@ func (p Prefixed[P]) String() string {
 // MarshalText implements [encoding.TextMarshaler].
 func (p Prefixed[P]) MarshalText() ([]byte, error) {
 	var pp P
-	return p.AppendText(make([]byte, 0, len(pp.Prefix())+1+EncodedLen))
+	return p.AppendText(make([]byte, 0, len(pp.Prefix())+1+TextLen))
 }
 
 // UnmarshalText implements [encoding.TextUnmarshaler] with the rules of
@@ -196,7 +196,7 @@ func (p *Prefixed[P]) UnmarshalText(b []byte) error {
 // form.
 func (p Prefixed[P]) MarshalJSON() ([]byte, error) {
 	var pp P
-	b, err := p.AppendText(append(make([]byte, 0, len(pp.Prefix())+EncodedLen+3), '"'))
+	b, err := p.AppendText(append(make([]byte, 0, len(pp.Prefix())+TextLen+3), '"'))
 	if err != nil {
 		return nil, err
 	}

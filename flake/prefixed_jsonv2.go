@@ -8,7 +8,7 @@ import "encoding/json/jsontext"
 // GOEXPERIMENT=jsonv2): the JSON string of [Prefixed.MarshalJSON]. Without
 // it, json/v2 would call the method promoted from ID and drop the prefix.
 func (p Prefixed[P]) MarshalJSONTo(enc *jsontext.Encoder) error {
-	var buf [MaxPrefixLen + EncodedLen + 3]byte
+	var buf [MaxPrefixLen + TextLen + 3]byte
 	b, err := p.AppendText(append(buf[:0], '"'))
 	if err != nil {
 		return err

@@ -35,12 +35,12 @@ func Parse(s string) (ID, error) { return parse(s) }
 // parse is Parse for strings and byte slices alike, so that UnmarshalText
 // and UnmarshalJSON need not copy their input.
 func parse[T string | []byte](s T) (ID, error) {
-	if len(s) != EncodedLen {
+	if len(s) != TextLen {
 		// The same message as ulid_flake_decode's (TestSQLMatchesGo).
-		return 0, lengthError(string(s), EncodedLen)
+		return 0, lengthError(string(s), TextLen)
 	}
 	var v uint64
-	for i := 0; i < EncodedLen; i++ {
+	for i := 0; i < TextLen; i++ {
 		d := decodeTable[s[i]]
 		if d == invalid {
 			return 0, characterError(string(s), i, "Crockford Base32 (0-9, A-Z without I, L, O, U)")
@@ -97,7 +97,7 @@ func parseInt[T string | []byte](s T) (ID, error) {
 // String returns the 13-character upper-case text form. For a negative
 // value, which is not a valid ID, it returns a string that Parse rejects.
 func (id ID) String() string {
-	var b [EncodedLen]byte
+	var b [TextLen]byte
 	id.encode(&b)
 	return string(b[:])
 }
@@ -108,14 +108,14 @@ func (id ID) AppendText(b []byte) ([]byte, error) {
 	if id < 0 {
 		return b, intRangeError(int64(id))
 	}
-	var buf [EncodedLen]byte
+	var buf [TextLen]byte
 	id.encode(&buf)
 	return append(b, buf[:]...), nil
 }
 
 // MarshalText implements [encoding.TextMarshaler].
 func (id ID) MarshalText() ([]byte, error) {
-	return id.AppendText(make([]byte, 0, EncodedLen))
+	return id.AppendText(make([]byte, 0, TextLen))
 }
 
 // UnmarshalText implements [encoding.TextUnmarshaler] with the rules of
@@ -130,9 +130,9 @@ func (id *ID) UnmarshalText(b []byte) error {
 }
 
 // encode writes the text form into b, most significant 5 bits first.
-func (id ID) encode(b *[EncodedLen]byte) {
+func (id ID) encode(b *[TextLen]byte) {
 	v := uint64(id)
-	for i := EncodedLen - 1; i > 0; i-- {
+	for i := TextLen - 1; i > 0; i-- {
 		b[i] = alphabet[v&31]
 		v >>= 5
 	}

@@ -221,7 +221,7 @@ func TestRoundTripProperties(t *testing.T) {
 	ids := randomIDs(100_000)
 	for i, id := range ids {
 		s := id.String()
-		if len(s) != EncodedLen || s != strings.ToUpper(s) {
+		if len(s) != TextLen || s != strings.ToUpper(s) {
 			t.Fatalf("String(%d) = %q", id, s)
 		}
 		if got, err := Parse(s); err != nil || got != id {

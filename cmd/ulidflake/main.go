@@ -440,7 +440,7 @@ func readWords(r io.Reader, fn func(word string, size int)) error {
 // (flake.Prefixed), cus_00EZJCRCB4650, by flake's rule for prefixes, or ""
 // and s for anything else.
 func splitPrefix(s string) (prefix, rest string) {
-	if p, r, err := flake.SplitPrefixed(s); err == nil && len(r) == flake.EncodedLen {
+	if p, r, err := flake.SplitPrefixed(s); err == nil && len(r) == flake.TextLen {
 		return p, r
 	}
 	return "", s
@@ -448,15 +448,15 @@ func splitPrefix(s string) (prefix, rest string) {
 
 // parseAny reads the Base32 form (13 characters) or the decimal integer.
 func parseAny(s string) (flake.ID, error) {
-	if len(s) == flake.EncodedLen {
+	if len(s) == flake.TextLen {
 		return flake.Parse(s)
 	}
 	if len(s) > 0 && (s[0] >= '0' && s[0] <= '9' || s[0] == '-') {
 		id, err := flake.ParseInt(s)
-		if errors.Is(err, flake.ErrCharacter) && len(s) >= flake.EncodedLen-2 && len(s) <= flake.EncodedLen+2 {
+		if errors.Is(err, flake.ErrCharacter) && len(s) >= flake.TextLen-2 && len(s) <= flake.TextLen+2 {
 			// Near 13 characters with letters: a Base32 ID of the wrong length.
 			return 0, fmt.Errorf("%w: %q is %d characters: a Base32 ID has %d (or give the decimal integer)",
-				flake.ErrLength, s, len(s), flake.EncodedLen)
+				flake.ErrLength, s, len(s), flake.TextLen)
 		}
 		return id, err
 	}
