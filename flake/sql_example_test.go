@@ -35,3 +35,9 @@ func ExampleID_Value() {
 	// 16873543940839584 <nil>
 	// true
 }
+
+// GormDataType makes GORM declare an ID field as a plain bigint column.
+func ExampleID_GormDataType() {
+	fmt.Println(flake.Zero.GormDataType())
+	// Output: bigint
+}
