@@ -7,7 +7,8 @@ import (
 
 // NewAt returns a new ID for the time t, not the clock: for backfills,
 // where old rows get IDs that sort by their own time. Its millisecond is
-// t's (floored), so ID.Time reads t truncated to the millisecond.
+// t's (floored), so the generator's epoch reads t truncated to the
+// millisecond back from it (g.Epoch().Time(id)).
 //
 // NewAt keeps its own state, apart from [Generator.New]'s: it never moves
 // the live IDs' logical clock, backwards or ahead. Consecutive calls for

@@ -46,7 +46,7 @@ type Prefix interface {
 // an order's ID in text is never taken for a customer's. Everything else
 // is ID's, promoted from the embedded field: Value and Scan (bigint; Value
 // refuses the zero ID), the binary form (8 bytes, no prefix: gob and
-// MarshalBinary carry no type), Time, Int64, IsZero. The GORM plugin fills
+// MarshalBinary carry no type), Int64, IsZero, Timestamp. The GORM plugin fills
 // it as a key, and pgx and database/sql send it as a bigint.
 //
 // Keep the "=" of the alias: a defined type (type CustomerID
