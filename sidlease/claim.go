@@ -174,7 +174,7 @@ func (l *Lease) trust(t tableState) error {
 	return nil
 }
 
-// singleWriter returns ErrMultiWriter when the database subscribes to
+// singleWriter returns ErrMesh when the database subscribes to
 // another node: then another writable node may grant the same SIDs, from
 // the same table replicated or from its own.
 func (l *Lease) singleWriter(ctx context.Context) error {
@@ -189,7 +189,7 @@ func (l *Lease) singleWriter(ctx context.Context) error {
 	if subs != "" {
 		return fmt.Errorf("%w: the database subscribes to another node (subscription %s), which may grant the same SIDs: "+
 			"give each node's writers SIDs of their own (ulid_flake_scalable() with ulid_flake_set_sid per node), or use stand-alone IDs; "+
-			"see docs/deployments.md", ErrMultiWriter, subs)
+			"see docs/deployments.md", ErrMesh, subs)
 	}
 	return nil
 }

@@ -164,7 +164,7 @@
 //  4. every holder of a namespace uses the same epoch (ceilings are IDs);
 //  5. the lease table has one writable server at a time: a database that
 //     subscribes to another node's publication (several writable nodes) is
-//     refused with [ErrMultiWriter].
+//     refused with [ErrMesh].
 //
 // Clocks more than MaxClockAhead ahead of the server's, or too far behind,
 // are refused (ErrClockAhead, ErrFloorAhead) rather than assumed away.

@@ -84,7 +84,7 @@ type Lease struct {
 // [ErrLeaseTable] for a lease table it cannot trust, or cannot create, or
 // that the name alone would find elsewhere for this role (see the package
 // documentation, "The lease table");
-// [ErrMultiWriter] on a database that subscribes to another node;
+// [ErrMesh] on a database that subscribes to another node;
 // [ErrClockAhead] for a clock too far ahead of the server's, and
 // [ErrFloorAhead] for one too far behind the SID's floor. A claim that
 // expires before Acquire proves it (a pause longer than 2V +

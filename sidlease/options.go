@@ -34,9 +34,11 @@ var (
 	// ErrClockAhead: this instance's clock is more than [MaxClockAhead]
 	// ahead of the server's: it does not mint until it is back within it.
 	ErrClockAhead = errors.New("sidlease: clock ahead of the server's")
-	// ErrMultiWriter: the database subscribes to another node's
-	// publication, so another writable node may grant the same SIDs.
-	ErrMultiWriter = errors.New("sidlease: the database is one of several writable nodes")
+	// ErrMesh: the database is a node of a mesh (several writable
+	// nodes): it subscribes to another node's publication, so another
+	// node may grant the same SIDs. migrations.ErrMesh names the same
+	// topology where the install refuses a node.
+	ErrMesh = errors.New("sidlease: the database is one of several writable nodes (a mesh)")
 	// ErrLeaseTable: the lease table cannot be trusted, or is missing
 	// and this role may not create it: its schema is missing, or a role
 	// other than its owner may create objects in it; the table's owner is

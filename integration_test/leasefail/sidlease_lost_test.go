@@ -278,7 +278,7 @@ func TestSIDLeaseLongValidity(t *testing.T) {
 
 // A database that subscribes to another node's publication is a writable
 // node beside another: its lease table, replicated or not, cannot keep the
-// nodes' SIDs apart, so Acquire refuses (ErrMultiWriter), also for a role
+// nodes' SIDs apart, so Acquire refuses (ErrMesh), also for a role
 // with no privilege beyond the lease table (the database's owner created
 // it).
 func TestSIDLeaseRefusesSubscriber(t *testing.T) {
@@ -308,9 +308,9 @@ func TestSIDLeaseRefusesSubscriber(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { _, _ = db.Exec(context.Background(), `DROP SUBSCRIPTION IF EXISTS mw_sub`) })
 		_, err = sidlease.Acquire(ctx, itest.NewPool(t, userURL), "mw", sidlease.WithValidity(testValidity))
-		require.ErrorIs(t, err, sidlease.ErrMultiWriter)
+		require.ErrorIs(t, err, sidlease.ErrMesh)
 		require.ErrorContains(t, err, "mw_sub")
 		_, err = sidlease.Acquire(ctx, db.Pool, "mw", sidlease.WithValidity(testValidity))
-		require.ErrorIs(t, err, sidlease.ErrMultiWriter, "as the superuser")
+		require.ErrorIs(t, err, sidlease.ErrMesh, "as the superuser")
 	})
 }

@@ -50,7 +50,7 @@ func TestMultiWriterScalableDefaults(t *testing.T) {
 			for i := range nodes {
 				waitSubscribed(t, pools[i])
 				_, err := sidlease.Acquire(ctx, pools[i], "app", sidlease.WithValidity(validity))
-				require.ErrorIs(t, err, sidlease.ErrMultiWriter, nodes[i].Name)
+				require.ErrorIs(t, err, sidlease.ErrMesh, nodes[i].Name)
 			}
 
 			insertOnAll(t, nodes)
