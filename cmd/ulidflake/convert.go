@@ -129,13 +129,13 @@ func convertKeys(ctx context.Context, db *sql.DB, f convertFlags) (bigserial.Con
 	}
 	var skipped []bigserial.Skipped
 	if f.tablesIn != "" {
-		more, s, err := bigserial.SchemaKeys(ctx, db, f.tablesIn)
+		more, s, err := bigserial.KeysIn(ctx, db, f.tablesIn)
 		if err != nil {
 			return bigserial.Conversion{}, s, err
 		}
 		keys, skipped = append(keys, more...), s
 	}
-	opts := []bigserial.ConvertOption{bigserial.WithLockTimeout(f.lock)}
+	opts := []bigserial.Option{bigserial.WithLockTimeout(f.lock)}
 	if f.drop != "" || f.create != "" {
 		drop, err := readSQL(f.drop)
 		if err != nil {

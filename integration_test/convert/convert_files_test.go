@@ -78,7 +78,7 @@ func TestConvertFilesReplay(t *testing.T) {
 		sdb := itest.StdDB(t, db)
 		_, err := sdb.Exec(invoicing)
 		require.NoError(t, err)
-		keys, _, err := bigserial.SchemaKeys(ctx, sdb, "billing")
+		keys, _, err := bigserial.KeysIn(ctx, sdb, "billing")
 		require.NoError(t, err)
 		require.Len(t, keys, 3)
 		// In the CLI's order: -table first, then -tables-in's.
@@ -242,7 +242,7 @@ line"`, "id")
 
 		_, err = bigserial.ConvertKeys(ctx, sdb, []bigserial.Key{{Table: "k", Column: "id"}, {Table: "public.k", Column: "id"}})
 		require.ErrorIs(t, err, bigserial.ErrConvert, "the same key twice")
-		_, _, err = bigserial.SchemaKeys(ctx, sdb, "nowhere")
+		_, _, err = bigserial.KeysIn(ctx, sdb, "nowhere")
 		require.ErrorIs(t, err, bigserial.ErrConvert)
 	})
 }

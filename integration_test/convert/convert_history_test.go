@@ -23,7 +23,7 @@ import (
 // library's own goose table), with tables of their shapes and Atlas's
 // under other names, converts the application's keys only: the history
 // tables keep their identity, type and default, and are named as skipped
-// in SchemaKeys' answer, at the top of the file and on stderr. Before, the
+// in KeysIn's answer, at the top of the file and on stderr. Before, the
 // file locked them, dropped goose's identity and set DEFAULT ulid_flake()
 // on its bookkeeping.
 func TestConvertSkipsMigrationHistory(t *testing.T) {
@@ -68,7 +68,7 @@ func TestConvertSkipsMigrationHistory(t *testing.T) {
 			"legacy_versions", "atlas_schema_revisions", "deploys"}
 		before := catalogOf(t, sdb, history)
 
-		keys, skipped, err := bigserial.SchemaKeys(ctx, sdb, "public")
+		keys, skipped, err := bigserial.KeysIn(ctx, sdb, "public")
 		require.NoError(t, err)
 		require.Equal(t, []bigserial.Key{{Table: `"public"."customers"`, Column: "id"}}, keys)
 		require.Equal(t, []bigserial.Skipped{

@@ -40,7 +40,7 @@ type Conversion struct {
 }
 
 // ConvertSerial is [ConvertKeys] for one key column.
-func ConvertSerial(ctx context.Context, db *sql.DB, table, column string, opts ...ConvertOption) (Conversion, error) {
+func ConvertSerial(ctx context.Context, db *sql.DB, table, column string, opts ...Option) (Conversion, error) {
 	return ConvertKeys(ctx, db, []Key{{table, column}}, opts...)
 }
 
@@ -88,7 +88,7 @@ func ConvertSerial(ctx context.Context, db *sql.DB, table, column string, opts .
 // are written E'...' with backslashes and quotes doubled, tables are found
 // at run time by their qualified names, and every function, operator and
 // type resolves to pg_catalog or the install schema. See docs/bigserial.md.
-func ConvertKeys(ctx context.Context, db *sql.DB, keys []Key, opts ...ConvertOption) (Conversion, error) {
+func ConvertKeys(ctx context.Context, db *sql.DB, keys []Key, opts ...Option) (Conversion, error) {
 	o := convertOptions{lockTimeout: 5 * time.Second}
 	for _, opt := range opts {
 		opt(&o)

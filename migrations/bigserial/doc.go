@@ -2,7 +2,7 @@
 // of existing tables to DEFAULT ulid_flake(), and back: [ConvertKeys] reads
 // the catalog and returns a [Conversion], the SQL of both sides, which
 // [Conversion.Apply] runs or [Conversion.Files] writes as migration files
-// for goose or golang-migrate. [SchemaKeys] lists the keys of a schema.
+// for goose or golang-migrate. [KeysIn] lists the keys of a schema.
 //
 // The conversion calls the SQL functions that package migrations installs;
 // install them first ([migrations.Migrate]). Where objects stand in the

@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Errors of [ConvertKeys], [SchemaKeys] and the [Conversion]'s methods.
+// Errors of [ConvertKeys], [KeysIn] and the [Conversion]'s methods.
 // Each wraps ErrConvert. Where the functions are not installed, the error
 // wraps ErrConvert and [migrations.ErrNotInstalled]. A failure of the
 // database or the connection wraps the driver's error (errors.As reaches

@@ -53,7 +53,7 @@ func ExampleConvertKeys() {
 	}
 }
 
-func ExampleSchemaKeys() {
+func ExampleKeysIn() {
 	url := os.Getenv("DATABASE_URL")
 	if url == "" {
 		return // needs a server with the tables
@@ -61,7 +61,7 @@ func ExampleSchemaKeys() {
 	db, _ := sql.Open("pgx", url)
 	defer db.Close()
 	ctx := context.Background()
-	keys, skipped, err := bigserial.SchemaKeys(ctx, db, "billing") // every serial and identity key of the schema
+	keys, skipped, err := bigserial.KeysIn(ctx, db, "billing") // every serial and identity key of the schema
 	if err != nil {
 		panic(err)
 	}

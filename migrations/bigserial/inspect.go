@@ -371,7 +371,7 @@ func defaultCallsFlake(attrdef string) string {
 			AND dep.refclassid = 'pg_proc'::regclass AND p.proname IN ('ulid_flake', 'ulid_flake_scalable'))`
 }
 
-// Skipped is a table that [SchemaKeys] leaves out, and why.
+// Skipped is a table that [KeysIn] leaves out, and why.
 type Skipped struct {
 	Table string // schema-qualified and quoted
 	Why   string // "goose's version table", "the library's own", …
@@ -391,7 +391,7 @@ const historyKind = `CASE
 // hasColumn is has(name) of [historyKind]: c has a live column name.
 var hasColumn = strings.NewReplacer("has('", `EXISTS (SELECT FROM pg_attribute h WHERE h.attrelid = c.oid AND h.attnum > 0 AND NOT h.attisdropped AND h.attname = '`)
 
-// SchemaKeys lists the key columns of every table in schema (its exact
+// KeysIn lists the key columns of every table in schema (its exact
 // name, without quotes) that [ConvertKeys] takes: serial, bigserial,
 // smallserial and identity columns, and columns converted already, of
 // ordinary and partitioned tables (not of partitions, which follow their
@@ -404,7 +404,7 @@ var hasColumn = strings.NewReplacer("has('", `EXISTS (SELECT FROM pg_attribute h
 // (atlas_schema_revisions, or partial_hashes and operator_version), and
 // every table named ulid_flake_*. It returns [ErrConvert] when the schema
 // does not exist or holds no other such column.
-func SchemaKeys(ctx context.Context, db *sql.DB, schema string) (keys []Key, skipped []Skipped, err error) {
+func KeysIn(ctx context.Context, db *sql.DB, schema string) (keys []Key, skipped []Skipped, err error) {
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 	if err != nil {
 		return nil, nil, fmt.Errorf("bigserial: %w", err)
@@ -420,7 +420,7 @@ func SchemaKeys(ctx context.Context, db *sql.DB, schema string) (keys []Key, ski
 	if !exists {
 		return nil, nil, fmt.Errorf("%w: no schema %s (give its exact name, without quotes)", ErrConvert, pgsql.QuoteIdent(schema))
 	}
-	keys, skipped, err = readSchemaKeys(ctx, tx, schema)
+	keys, skipped, err = readKeysIn(ctx, tx, schema)
 	if err != nil {
 		return nil, nil, fmt.Errorf("bigserial: reading the keys of schema %s: %w", pgsql.QuoteIdent(schema), err)
 	}
@@ -431,8 +431,8 @@ func SchemaKeys(ctx context.Context, db *sql.DB, schema string) (keys []Key, ski
 	return keys, skipped, nil
 }
 
-// readSchemaKeys reads the key columns of schema, and the tables skipped.
-func readSchemaKeys(ctx context.Context, tx *sql.Tx, schema string) ([]Key, []Skipped, error) {
+// readKeysIn reads the key columns of schema, and the tables skipped.
+func readKeysIn(ctx context.Context, tx *sql.Tx, schema string) ([]Key, []Skipped, error) {
 	rows, err := tx.QueryContext(ctx, `
 		SELECT c.relname, a.attname, coalesce(`+hasColumn.Replace(historyKind)+`, '') FROM pg_class c
 		JOIN pg_namespace n ON n.oid = c.relnamespace

@@ -2,8 +2,8 @@ package bigserial
 
 import "time"
 
-// ConvertOption configures [ConvertSerial] and [ConvertKeys].
-type ConvertOption func(*convertOptions)
+// Option configures [ConvertSerial] and [ConvertKeys].
+type Option func(*convertOptions)
 
 type convertOptions struct {
 	lockTimeout  time.Duration
@@ -14,7 +14,7 @@ type convertOptions struct {
 // WithLockTimeout bounds how long the conversion waits for its locks
 // (default 5s, at least 1ms): past it the conversion fails instead of
 // queueing every other query on the tables behind it.
-func WithLockTimeout(d time.Duration) ConvertOption {
+func WithLockTimeout(d time.Duration) Option {
 	return func(o *convertOptions) { o.lockTimeout = d }
 }
 
@@ -24,7 +24,7 @@ func WithLockTimeout(d time.Duration) ConvertOption {
 // SQL written by the program, not a name: it is used as given, under
 // search_path pg_catalog, so every function in it must be
 // schema-qualified.
-func WithDefault(expr string) ConvertOption {
+func WithDefault(expr string) Option {
 	return func(o *convertOptions) { o.defaultExpr = expr }
 }
 
@@ -42,6 +42,6 @@ func WithDefault(expr string) ConvertOption {
 // semicolon, without BEGIN or COMMIT. Nothing checks that they drop every
 // dependent: PostgreSQL refuses the conversion, and rolls it back whole,
 // while one is left.
-func WithDependents(drop, create string) ConvertOption {
+func WithDependents(drop, create string) Option {
 	return func(o *convertOptions) { o.drop, o.create = drop, create }
 }
