@@ -74,9 +74,10 @@ func WithDirection(d Direction) Option { return func(o *options) { o.dir = d } }
 // each version, to w, and runs nothing.
 func WithDryRun(w io.Writer) Option { return func(o *options) { o.dryRun = w } }
 
-// WithSchema installs into schema, which must exist: each version runs
-// with search_path set to it. The version table lives there too.
-func WithSchema(schema string) Option { return func(o *options) { o.schema = schema } }
+// WithSchema installs into the schema name, which must exist: each
+// version runs with search_path set to it. The version table lives there
+// too.
+func WithSchema(name string) Option { return func(o *options) { o.schema = name } }
 
 // WithVersionTable names the version table (default [DefaultVersionTable]).
 func WithVersionTable(name string) Option { return func(o *options) { o.table = name } }
