@@ -10,8 +10,8 @@
 //
 // A [Source] reserves a block of IDs (1,024 unless [WithSize] says
 // otherwise) in one round trip: SELECT ulid_flake_block(n), which
-// migration 9 installs. The database makes the block's IDs with the
-// generator that DEFAULT uses on that node, ulid_flake() on a node with
+// migration 9 installs. The database makes the block's IDs with the ID
+// function that DEFAULT uses on that node, ulid_flake() on a node with
 // no SID and ulid_flake_scalable() on a node with one (every node of a
 // mesh), and returns them in ascending order; the Source hands them out
 // one by one. The IDs are the database's, bit for bit (docs/spec.md), in

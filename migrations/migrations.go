@@ -9,7 +9,7 @@
 //   - [Migrate]: its own version table, each version in its own transaction;
 //     safe to run from every replica at start-up and from two releases at
 //     once ([ErrAhead]); it adopts an install another tool made, and draws a
-//     new generator offset on a cloned database.
+//     new offset for the ID functions on a cloned database.
 //   - golang-migrate ([FS]) or goose ([GooseFS]), beside the app's own
 //     migrations: ulidflake's run from a source of their own, with a
 //     version table of their own, before the app's (whose numbering they

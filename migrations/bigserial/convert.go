@@ -255,7 +255,7 @@ func (c Conversion) Files(tool, base string) (map[string]string, error) {
 // the epoch: ulid_flake_set_epoch with epoch's Unix milliseconds, in the
 // schema of the functions the conversion calls. Put it in the
 // application's history after the library's install and before the
-// conversion (and any table whose default calls the generators), so that
+// conversion (and any table whose default calls the ID functions), so that
 // a database replayed from history gets the epoch, which otherwise lives
 // only in the installing session's settings (docs/sql.md, "The epoch").
 // Where the epoch is in force already it changes nothing; where another is

@@ -28,7 +28,7 @@ type target struct {
 	typ, base string     // the column's type, and the type under a domain
 	identity  string     // "ALWAYS" or "BY DEFAULT" for an identity column, else ""
 	def       string     // the column default, as PostgreSQL prints it
-	converted bool       // not identity, and the default calls a ulid_flake generator
+	converted bool       // not identity, and the default calls a ulid_flake ID function
 	seq       *qualified // the serial's or identity's sequence, if any
 	seqOID    uint32
 	fnSchema  string // where ulid_flake_min is installed

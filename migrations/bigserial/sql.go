@@ -179,7 +179,7 @@ func backStatements(t target) []string {
 }
 
 // downGuard refuses the way back unless the column's default calls a
-// Ulid-Flake generator when the script runs, or it would swap a serial's
+// Ulid-Flake ID function when the script runs, or it would swap a serial's
 // sequence.
 func downGuard(t target) string {
 	return doBlock(fmt.Sprintf(`BEGIN
