@@ -462,7 +462,7 @@ func (g *Generator) format(ms int64) string {
 // it makes until its clock has moved on by d: the first ID of the
 // millisecond after its clock reading (or its logical clock, if that is
 // ahead) plus d. It is what a holder of a SID must record to hand the SID
-// on: the next holder mints only above it, so IDs under one SID never
+// on: the next holder makes IDs only above it, so IDs under one SID never
 // repeat across holders. Package sidlease does it with PostgreSQL; call
 // it to hand SIDs on through your own coordination (etcd, Consul, a
 // deploy tool), recording Ceiling(d) before the generator may make IDs

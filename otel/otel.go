@@ -103,7 +103,7 @@ func NewObserver(mp metric.MeterProvider) (*Observer, error) {
 	o.claims = counter("ulidflake.lease.claims", "{claim}", "SID claims, by outcome.")
 	o.claimWait = histogram("ulidflake.lease.claim_wait.duration",
 		"Time from a successful claim to the first ID it may make.", claimBuckets)
-	o.renewals = counter("ulidflake.lease.renewals", "{renewal}", "Lease heartbeats, by outcome.")
+	o.renewals = counter("ulidflake.lease.renewals", "{renewal}", "Lease renewals, by outcome.")
 	o.losses = counter("ulidflake.lease.losses", "{loss}", "Leases found lost: the SID taken over, or the claim lost in a failover.")
 	o.reserved = counter("ulidflake.block.reservations", "{block}", "Blocks reserved from the database, by outcome.")
 	o.reservedIDs = counter("ulidflake.block.reserved_ids", "{id}", "IDs in the blocks reserved.")
@@ -113,10 +113,10 @@ func NewObserver(mp metric.MeterProvider) (*Observer, error) {
 	o.refillWait = histogram("ulidflake.block.refill_wait.duration", "Time a caller waited for a block to be refilled, by outcome.", msBuckets)
 	var err error
 	o.skew, err = m.Float64Gauge("ulidflake.lease.clock_skew", metric.WithUnit("s"),
-		metric.WithDescription("This instance's clock minus the server's, at the last heartbeat."))
+		metric.WithDescription("This instance's clock minus the server's, at the last renewal."))
 	errs = append(errs, err)
 	o.inUse, err = m.Int64Gauge("ulidflake.lease.sids_in_use", metric.WithUnit("{sid}"),
-		metric.WithDescription("SIDs of the namespace held (of 32), at the last heartbeat."))
+		metric.WithDescription("SIDs of the namespace held (of 32), at the last renewal."))
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -161,7 +161,7 @@ func (o *Observer) ObserveLeaseClaim(namespace string, _ int, wait time.Duration
 	}
 }
 
-// ObserveLeaseRenew records a lease's heartbeat (sidlease.Observer).
+// ObserveLeaseRenew records a lease's renewal (sidlease.Observer).
 func (o *Observer) ObserveLeaseRenew(namespace string, _ int, skew time.Duration, inUse int64, err error) {
 	ctx := context.Background()
 	o.renewals.Add(ctx, 1, o.attrs(namespace, outcome(err), ""))

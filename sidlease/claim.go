@@ -203,8 +203,8 @@ func newToken() int64 {
 
 // errClaimExpired: the claim expired, or was taken, before the claimant
 // proved it (a pause longer than its expiry, 2V + MaxClockAhead, between
-// the claim and the proof: a busy machine, a stopped process). Nothing was
-// minted under it, so claiming again is safe.
+// the claim and the proof: a busy machine, a stopped process). No ID was
+// made under it, so claiming again is safe.
 var errClaimExpired = errors.New("the claim expired before it was proven (a pause longer than 2V + MaxClockAhead)")
 
 // claimTries is how many claims Acquire makes while each expires before
@@ -372,7 +372,7 @@ func (l *Lease) renew(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		err = l.wrap("heartbeat", err)
+		err = l.wrap("renewing the lease", err)
 		if !errors.Is(err, context.Canceled) { // not Close's
 			l.observeRenew(sid, 0, 0, err)
 		}
@@ -422,7 +422,7 @@ func (l *Lease) releaseLogged(sid int, token int64) {
 	}
 }
 
-// run keeps the lease: a heartbeat every V/4 while it holds its SID, and a
+// run keeps the lease: a renewal every V/4 while it holds its SID, and a
 // claim every V/4 once the SID was proven lost, until one succeeds.
 func (l *Lease) run() {
 	defer close(l.done)
@@ -454,7 +454,7 @@ func (l *Lease) run() {
 }
 
 // heartbeat renews the lease and reports whether it still holds its SID:
-// a failed heartbeat does not say it lost it, and the next one may restore
+// a failed renewal does not say it lost it, and the next one may restore
 // the validity.
 func (l *Lease) heartbeat(ctx context.Context) bool {
 	l.mu.Lock()
@@ -466,14 +466,14 @@ func (l *Lease) heartbeat(ctx context.Context) bool {
 		l.mu.Lock()
 		l.cause = err
 		l.mu.Unlock()
-		l.opts.log.Warn("sidlease: heartbeat failed; minting stops when the validity runs out",
+		l.opts.log.Warn("sidlease: renewal failed; making IDs stops when the validity runs out",
 			"namespace", l.namespace, "sid", sid, "error", err)
 		return true
 	case !ok:
 		l.mu.Lock()
 		l.cause = errors.New("the server's row no longer carries this lease's token")
 		l.mu.Unlock()
-		l.opts.log.Warn("sidlease: SID lost (taken, or the claim was lost in a failover); minting stopped, claiming a SID again",
+		l.opts.log.Warn("sidlease: SID lost (taken, or the claim was lost in a failover); making IDs stopped, claiming a SID again",
 			"namespace", l.namespace, "sid", sid)
 		l.observeLoss(sid)
 		return false
@@ -482,7 +482,7 @@ func (l *Lease) heartbeat(ctx context.Context) bool {
 	ahead := l.ahead
 	l.mu.Unlock()
 	if now := ahead > MaxClockAhead; now != wasAhead {
-		l.opts.log.Warn("sidlease: clock ahead of the server's; minting only while it is within the limit",
+		l.opts.log.Warn("sidlease: clock ahead of the server's; making IDs only while it is within the limit",
 			"namespace", l.namespace, "sid", sid, "ahead", ahead, "limit", MaxClockAhead, "minting", !now)
 	}
 	return true

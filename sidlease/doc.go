@@ -27,21 +27,21 @@
 //     token, 63 random bits drawn by the claimant: never a number derived
 //     from the row's old token, which a failover may have lost. It sets the
 //     expiry to the server's now() + 2V + MaxClockAhead (V is the validity,
-//     default 2s; the expiry covers the wait below and a heartbeat's worth
+//     default 2s; the expiry covers the wait below and a renewal's worth
 //     after it, and is extended for a longer wait) and reads the server's
 //     clock. The claimant then waits V, and until its
-//     clock passes the floor (see "Clocks") before it mints.
-//   - Every V/4 a heartbeat renews the expiry with UPDATE ... WHERE token =
+//     clock passes the floor (see "Clocks") before it makes IDs.
+//   - Every V/4 a renewal extends the expiry with UPDATE ... WHERE token =
 //     the holder's token AND the row has not expired. One row updated
 //     proves, in that round trip, that the server's row still carries this
 //     holder's claim, unexpired: a later claim on that server wrote another
 //     token, and a server that never had the claim (a replica promoted
 //     after missing it) has another token too. Zero rows means the SID was
-//     taken, the claim lost, or the claim expired: minting stops at once
+//     taken, the claim lost, or the claim expired: making IDs stops at once
 //     and the lease claims a SID again by itself, waiting as any new holder
 //     does.
-//   - A holder mints only until V after it sent its last heartbeat that
-//     succeeded, on its own monotonic clock. A heartbeat that fails or hangs
+//   - A holder makes IDs only until V after it sent its last renewal that
+//     succeeded, on its own monotonic clock. A renewal that fails or hangs
 //     stops nothing early, but nothing renews the validity either; the next
 //     one that succeeds, before the row expires, restores it.
 //
@@ -99,17 +99,17 @@
 // and move its rows (docs/deployments.md, "The lease table"). Nothing is
 // created before that check.
 //
-// # Why two holders never mint with one SID
+// # Why two holders never make IDs with one SID
 //
 // Let S be the send time of the old holder's last successful renewal. The
 // server ran it at some time E0 >= S and set the expiry to E0 + V, so a new
 // holder can take the SID on that server only at T >= E0 + V >= S + V, when
 // the old holder, which stops at S + V, has stopped. The new holder also
-// waits V after T before minting: that covers what the expiry cannot, a
+// waits V after T before making IDs: that covers what the expiry cannot, a
 // failover to a replica that lost the last renewals (its row shows an
 // earlier expiry): the old holder's last renewal ran on the old primary
 // before it was fenced, at S < F; the new primary took the claim at T >= F;
-// the new holder mints from T + V > S + V. A claim that was lost with the
+// the new holder makes IDs from T + V > S + V. A claim that was lost with the
 // old primary gives its holder a token that the new primary's row does not
 // carry, and no later claim draws it again (but with probability 2^-63 per
 // pair of claims): that holder's next renewal updates no row and it stops.
@@ -121,20 +121,20 @@
 //
 // # Clocks
 //
-// Not minting at the same time is not enough: IDs carry their holder's
+// Not making IDs at the same time is not enough: IDs carry their holder's
 // clock, and a holder whose clock runs ahead makes IDs that a later holder
 // of the same SID, with a correct clock, would make again. So:
 //
 //   - every renewal reads the server's clock. A holder whose clock is more
-//     than [MaxClockAhead] ahead of it does not mint: New returns
+//     than [MaxClockAhead] ahead of it makes no ID: New returns
 //     [ErrClockAhead], and Acquire returns it and frees the SID;
 //   - a holder never returns an ID at or above its ceiling: its own clock
 //     plus V at its last renewal, which the renewal records in
 //     minted_below, unless that is past the server's time plus V plus
 //     MaxClockAhead (a clock too far ahead: the renewal records nothing,
-//     the holder does not mint, and its ceiling is no higher than
+//     the holder makes no ID, and its ceiling is no higher than
 //     minted_below);
-//   - a new holder mints only above its floor: the higher of the row's
+//   - a new holder makes IDs only above its floor: the higher of the row's
 //     minted_below and the server's time at its claim plus V plus
 //     MaxClockAhead. After its wait of V it waits until its clock passes
 //     the floor, for at most [MaxClockWait]; further behind, Acquire frees
@@ -172,10 +172,10 @@
 //
 // # What it costs
 //
-// Two statements per heartbeat interval per instance (one UPDATE every V/4:
+// Two statements per renewal interval per instance (one UPDATE every V/4:
 // 2 a second with the default), a few statements in Acquire and a wait of
 // V + MaxClockAhead (3s with the default) when the clocks agree. A lost
-// lease is detected at the next heartbeat (V/4) and stops minting within V.
+// lease is detected at the next renewal (V/4) and stops making IDs within V.
 // A crashed holder's SID is free again V after its last renewal (2V +
 // MaxClockAhead after a claim). Capacity: the scalable layout has 15 random bits, at least 64 IDs
 // per millisecond per instance (flake.MinBurstScalable), 32 instances per
@@ -210,7 +210,7 @@
 // the namespace when 32 rows are live. While the lease cannot be proven
 // held, New returns [ErrLeaseLost] and NewWait waits (for its context) for
 // the lease to hold a SID again. [WithLogger] reports what the lease does
-// by itself: failed heartbeats, a lost SID, claims again, a clock ahead;
+// by itself: failed renewals, a lost SID, claims again, a clock ahead;
 // [WithObserver] counts the same for metrics (docs/observability.md). A
 // role that may not create the table, or use it, gets an error that says
 // which statements to run once.

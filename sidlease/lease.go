@@ -225,7 +225,7 @@ func (l *Lease) below(g *flake.Generator, id, ceiling flake.ID) error {
 	if id >= ceiling {
 		l.raiseFloor(ceiling - 1)
 		g.Reset()
-		return fmt.Errorf("%w: the clock ran ahead of the ceiling the last heartbeat set (%s); the next heartbeat sets a new one",
+		return fmt.Errorf("%w: the clock ran ahead of the ceiling the last renewal set (%s); the next renewal sets a new one",
 			ErrLeaseLost, timeOf(g, ceiling))
 	}
 	if floor := l.floor.Load(); int64(id) <= floor {
@@ -295,7 +295,7 @@ func (l *Lease) newWait(ctx context.Context, since *time.Time) (flake.ID, error)
 				if err = l.below(g, id, ceiling); err == nil {
 					return id, nil
 				}
-				pause = l.opts.validity / 4 // the next heartbeat sets a higher ceiling
+				pause = l.opts.validity / 4 // the next renewal sets a higher ceiling
 			} else if errors.Is(err, flake.ErrMonotonicOverflow) {
 				pause = time.Millisecond - time.Duration(time.Now().Nanosecond()%1e6)
 				if l.opts.obs != nil && since.IsZero() {
@@ -311,7 +311,7 @@ func (l *Lease) newWait(ctx context.Context, since *time.Time) (flake.ID, error)
 	}
 }
 
-// Close stops minting and releases the SID at once.
+// Close stops making IDs and releases the SID at once.
 func (l *Lease) Close() error {
 	l.mu.Lock()
 	if l.closed {

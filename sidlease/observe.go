@@ -9,7 +9,7 @@ import (
 
 // Observer receives a lease's events ([WithObserver]), each with the
 // lease's namespace, for metrics (docs/observability.md): its claims,
-// heartbeats and losses, and its generator's events. The OpenTelemetry
+// renewals and losses, and its generator's events. The OpenTelemetry
 // adapter, github.com/ulidflake/ulidflake/otel, is one, and also a
 // flake.Observer and a blocks.Observer: one value for every source. The
 // methods take only the standard library's types and package flake's, so
@@ -17,22 +17,22 @@ import (
 // pgx).
 //
 // They are called synchronously, from the goroutine that met the event
-// (a heartbeat's, a caller's), possibly from many at once: they must be
+// (a renewal's, a caller's), possibly from many at once: they must be
 // safe for concurrent use, return quickly, and not call back into the
 // lease.
 type Observer interface {
 	// ObserveLeaseClaim: the lease claimed the SID sid and waited until
-	// it may mint, wait in all from the claim; or the claim failed (err
+	// it may make IDs, wait in all from the claim; or the claim failed (err
 	// says why, sid is -1). A claim cut short by its context (Close, or
 	// Acquire's caller) is not reported.
 	ObserveLeaseClaim(namespace string, sid int, wait time.Duration, err error)
-	// ObserveLeaseRenew: a heartbeat ran. skew: this instance's clock
+	// ObserveLeaseRenew: a renewal ran. skew: this instance's clock
 	// minus the server's; inUse: the namespace's SIDs in use (unexpired
 	// rows, this one included). When it failed, err says why (the lease
 	// may still hold the SID), and skew and inUse are 0.
 	ObserveLeaseRenew(namespace string, sid int, skew time.Duration, inUse int64, err error)
 	// ObserveLeaseLoss: the lease found that it no longer holds sid
-	// (taken over, or its claim lost in a failover); it stopped minting
+	// (taken over, or its claim lost in a failover); it stopped making IDs
 	// and claims a SID again.
 	ObserveLeaseLoss(namespace string, sid int)
 	// ObserveGenerator: an event of the lease's generator (see
@@ -59,7 +59,7 @@ func (l *Lease) observeGenerator(e flake.Event) {
 	}
 }
 
-// observeRenew reports a heartbeat of sid, if the lease has an observer.
+// observeRenew reports a renewal of sid, if the lease has an observer.
 func (l *Lease) observeRenew(sid int, skew time.Duration, inUse int64, err error) {
 	if l.opts.obs != nil {
 		l.opts.obs.ObserveLeaseRenew(l.namespace, sid, skew, inUse, err)
@@ -74,8 +74,8 @@ func (l *Lease) observeLoss(sid int) {
 }
 
 // take claims a SID, as claim does, and reports the claim: its SID (-1
-// if it failed) and the time from the claim to minting; not a claim cut
-// short by its context (Close, or Acquire's caller).
+// if it failed) and the time from the claim until it may make IDs; not a
+// claim cut short by its context (Close, or Acquire's caller).
 func (l *Lease) take(ctx context.Context) error {
 	start := time.Now()
 	err := l.claim(ctx)

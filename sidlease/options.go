@@ -18,7 +18,7 @@ var (
 	// ErrNoFreeSID: all 32 SIDs of the namespace are held.
 	ErrNoFreeSID = errors.New("sidlease: no free SID")
 	// ErrLeaseLost: the lease can no longer be proven held (taken over,
-	// its claim lost in a failover, or no heartbeat succeeded within the
+	// its claim lost in a failover, or no renewal succeeded within the
 	// validity); the lease is trying to hold a SID again.
 	ErrLeaseLost = errors.New("sidlease: SID lease lost")
 	// ErrClosed: the lease was closed.
@@ -32,7 +32,7 @@ var (
 	ErrFloorAhead = errors.New("sidlease: the SID's floor is more than MaxClockWait ahead of this clock: " +
 		"fix the clock that is wrong (this one, the server's or the last holder's)")
 	// ErrClockAhead: this instance's clock is more than [MaxClockAhead]
-	// ahead of the server's: it does not mint until it is back within it.
+	// ahead of the server's: it makes no ID until it is back within it.
 	ErrClockAhead = errors.New("sidlease: clock ahead of the server's")
 	// ErrMesh: the database is a node of a mesh (several writable
 	// nodes): it subscribes to another node's publication, so another
@@ -90,9 +90,9 @@ type options struct {
 }
 
 // WithValidity sets V (default 2s, [MinValidity] to [MaxValidity]): how
-// long a holder may mint after its last successful heartbeat, how long a
-// new holder waits before minting, and how long a crashed holder's SID
-// stays taken. Heartbeats run every V/4.
+// long a holder may make IDs after its last successful renewal, how long
+// a new holder waits before making IDs, and how long a crashed holder's
+// SID stays taken. Renewals run every V/4.
 func WithValidity(v time.Duration) Option { return func(o *options) { o.validity = v } }
 
 // WithGeneratorOptions passes options (epoch, entropy, clock) to the
@@ -113,15 +113,15 @@ func WithSchema(name string) Option {
 }
 
 // WithLogger sets where the lease reports what it does by itself: failed
-// heartbeats and releases, a lost SID, claims again, a clock ahead. By
+// renewals and releases, a lost SID, claims again, a clock ahead. By
 // default it reports nothing.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
 // WithObserver sends the lease's events to obs: claims (with the wait
-// before minting), heartbeats (with the skew between this clock and the
+// before making IDs), renewals (with the skew between this clock and the
 // server's, and the namespace's SIDs in use), losses, and its generator's
 // events, each with the namespace ([Observer]). By default it reports
-// nothing, and a heartbeat does not count the SIDs in use.
+// nothing, and a renewal does not count the SIDs in use.
 func WithObserver(obs Observer) Option { return func(o *options) { o.obs = obs } }
 
 // newOptions applies opts and checks them and the namespace, in Go: no
