@@ -55,7 +55,7 @@ func (id ID) MarshalJSON() ([]byte, error) {
 // 2^53, the largest integer JavaScript (and any IEEE double) holds exactly.
 // Every ID made under the default epoch after 2024-04-09T10:05:34.592Z
 // (2^33 ms after the epoch) is above it, so IDs travel as strings;
-// [TrustedID] decodes exact integers from sources that write them.
+// [TrustedID] decodes exact integers from writers that keep them exact.
 const MaxJSONNumber ID = 1 << 53
 
 // UnmarshalJSON implements [json.Unmarshaler]. It accepts a JSON string
@@ -133,7 +133,7 @@ func decimalStringError(s []byte) error {
 		ErrLength, quote(string(s)), send)
 }
 
-// TrustedID is an ID for decoding JSON from a trusted source that writes
+// TrustedID is an ID for decoding JSON from a trusted writer that writes
 // exact integers, such as PostgreSQL's row_to_json, to_json and json_agg,
 // which write a bigint as a bare number of up to 19 digits. Its
 // UnmarshalJSON accepts any non-negative JSON integer up to 2^63-1, exactly;
