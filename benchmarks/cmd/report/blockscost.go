@@ -57,7 +57,7 @@ func (p *report) blocksCost() {
 			r, _ := p.r.ratio(name, lease, "ids/s")
 			q, claim = r.times(), compare(rate, base, true, "faster", "slower")
 		} else {
-			trips += " (heartbeats)"
+			trips += " (renewals)"
 		}
 		p.f("| %s | %s | %s | %s | %s |\n", s.what, span(rate, thousands), q, claim, trips)
 	}

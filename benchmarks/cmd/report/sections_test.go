@@ -23,7 +23,7 @@ func TestBlocksCost(t *testing.T) {
 		"PostgreSQL 18 (18.1)",
 		"| blocks of 1,024 | 900,000 (800,000–1,000,000) | 5.00× (4.71–5.71) | faster |",
 		"| blocks of 65,536 | 1,200,000 (700,000–1,300,000) | 7.06× (3.89–7.43) | faster |",
-		"| scalable layout, SID lease | 175,000 (170,000–180,000) | 1 | – | 1.000 (0.000–2.000) (heartbeats) |",
+		"| scalable layout, SID lease | 175,000 (170,000–180,000) | 1 | – | 1.000 (0.000–2.000) (renewals) |",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("no %q in\n%s", want, got)
