@@ -13,7 +13,7 @@ import (
 // NewAt keeps its own state, apart from [Generator.New]'s: it never moves
 // the live IDs' logical clock, backwards or ahead. Consecutive calls for
 // one millisecond give increasing IDs, stepping as New does (at least
-// [MinBurst] of them, [MinBurstScalable] scalable, before
+// [MinBurst] of them, [ScalableMinBurst] scalable, before
 // [ErrMonotonicOverflow]); so sort a backfill by time. A call for another
 // millisecond starts again from a random point, so an ID made after calls
 // for other milliseconds, and IDs made live or by another generator in the

@@ -25,7 +25,7 @@ func TestNewAtTimeAndOrder(t *testing.T) {
 		n     int // within the floor of IDs a millisecond holds
 	}{
 		{"default", flake.DefaultEpoch(), nil, flake.MinBurst},
-		{"scalable", flake.DefaultEpoch(), []flake.Option{flake.WithSID(7)}, flake.MinBurstScalable},
+		{"scalable", flake.DefaultEpoch(), []flake.Option{flake.WithSID(7)}, flake.ScalableMinBurst},
 		{"custom epoch", epoch, []flake.Option{flake.WithEpoch(epoch)}, flake.MinBurst},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

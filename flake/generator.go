@@ -23,7 +23,7 @@ import (
 // waits for the next millisecond. Because the start is in the lower half,
 // the upper half is always left for the steps: with the default entropy size
 // of 1 byte a millisecond holds at least [MinBurst] IDs stand-alone (2,056)
-// and [MinBurstScalable] scalable (64), and about 6,100 and 190 on average.
+// and [ScalableMinBurst] scalable (64), and about 6,100 and 190 on average.
 //
 // The clock is the wall clock (time.Now), read again once 100 ms of
 // monotonic time have passed since the last reading; in between, the
@@ -67,7 +67,7 @@ type Generator struct {
 // range divided by the largest step, 255).
 const (
 	MinBurst         = (1 << (RandomBits - 1)) / 255         // 2,056, stand-alone
-	MinBurstScalable = (1 << (ScalableRandomBits - 1)) / 255 // 64, scalable
+	ScalableMinBurst = (1 << (ScalableRandomBits - 1)) / 255 // 64, scalable
 )
 
 // DefaultMaxLead is how far a generator's logical clock may run ahead of the

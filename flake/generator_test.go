@@ -189,12 +189,12 @@ func TestGeneratorClockSteps(t *testing.T) {
 }
 
 // The random start of each millisecond leaves room for at least MinBurst
-// (MinBurstScalable) IDs in that millisecond, whatever the draw.
+// (ScalableMinBurst) IDs in that millisecond, whatever the draw.
 func TestGeneratorCapacityFloor(t *testing.T) {
 	for _, tc := range []struct {
 		opts  []Option
 		floor int
-	}{{nil, MinBurst}, {[]Option{WithSID(9)}, MinBurstScalable}} {
+	}{{nil, MinBurst}, {[]Option{WithSID(9)}, ScalableMinBurst}} {
 		worst := 1 << 30
 		for seed := range uint64(2000) {
 			clock := newFakeClock(t2025)
@@ -216,8 +216,8 @@ func TestGeneratorCapacityFloor(t *testing.T) {
 		}
 		t.Logf("%v: fewest IDs in a millisecond over 2000 seeds: %d (floor %d)", tc.opts, worst, tc.floor)
 	}
-	if MinBurst < 2000 || MinBurstScalable < 64 {
-		t.Fatalf("floors %d, %d", MinBurst, MinBurstScalable)
+	if MinBurst < 2000 || ScalableMinBurst < 64 {
+		t.Fatalf("floors %d, %d", MinBurst, ScalableMinBurst)
 	}
 }
 

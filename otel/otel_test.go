@@ -105,8 +105,8 @@ func TestOverflow(t *testing.T) {
 			made++
 		}
 	}
-	if made < flake.MinBurstScalable {
-		t.Fatalf("%d IDs before the first overflow, want at least MinBurstScalable (%d)", made, flake.MinBurstScalable)
+	if made < flake.ScalableMinBurst {
+		t.Fatalf("%d IDs before the first overflow, want at least ScalableMinBurst (%d)", made, flake.ScalableMinBurst)
 	}
 	go func() {
 		time.Sleep(20 * time.Millisecond)

@@ -178,7 +178,7 @@
 // lease is detected at the next renewal (V/4) and stops making IDs within V.
 // A crashed holder's SID is free again V after its last renewal (2V +
 // MaxClockAhead after a claim). Capacity: the scalable layout has 15 random bits, at least 64 IDs
-// per millisecond per instance (flake.MinBurstScalable), 32 instances per
+// per millisecond per instance (flake.ScalableMinBurst), 32 instances per
 // namespace; past 32, use another namespace per group of instances (with
 // tables whose IDs cannot meet), or stand-alone IDs.
 //
