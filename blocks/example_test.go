@@ -132,8 +132,8 @@ func (f *failures) ObserveBlockReserve(_ int64, _ time.Duration, err error) {
 	}
 }
 
-func (f *failures) ObserveRefillWait(_ time.Duration, err error) {
-	fmt.Println("refill wait gave up:", errors.Is(err, blocks.ErrUnavailable))
+func (f *failures) ObserveBlockWait(_ time.Duration, err error) {
+	fmt.Println("block wait gave up:", errors.Is(err, blocks.ErrUnavailable))
 }
 
 func (f *failures) ObserveBlockEnd(int64) {}
@@ -148,6 +148,6 @@ func ExampleWithObserver() {
 	_, err := src.New()
 	fmt.Println(errors.Is(err, blocks.ErrUnavailable), obs.reserve.Load() > 0)
 	// Output:
-	// refill wait gave up: true
+	// block wait gave up: true
 	// true true
 }

@@ -20,14 +20,15 @@ type Observer interface {
 	// after roundTrip; err when it failed (ids 0). A reservation that
 	// Close cut short, or that was given up on, is not reported.
 	ObserveBlockReserve(ids int64, roundTrip time.Duration, err error)
-	// ObserveRefillWait: a call of New or NewWait found no ID in hand and
+	// ObserveBlockWait: a call of New or NewWait found no ID in hand and
 	// waited for a block. wait: how long; err: the error it returned, nil
 	// when it got an ID. A wait that found the source closed is not
 	// reported.
-	ObserveRefillWait(wait time.Duration, err error)
+	ObserveBlockWait(wait time.Duration, err error)
 	// ObserveBlockEnd: the source stopped handing out a block. dropped:
-	// the IDs left in it, dropped because it aged out; 0 when it was used
-	// up. Blocks that Close drops are not reported.
+	// the IDs left in it, dropped because it expired (its WithValidity
+	// passed); 0 when it was used up. Blocks that Close drops are not
+	// reported.
 	ObserveBlockEnd(dropped int64)
 }
 
@@ -50,13 +51,13 @@ func (s *Source) reserved(sent time.Time, n int, err error) {
 // err; not one that found the source closed.
 func (s *Source) waited(start time.Time, err error) {
 	if s.o.obs != nil && !errors.Is(err, ErrClosed) {
-		s.o.obs.ObserveRefillWait(time.Since(start), err)
+		s.o.obs.ObserveBlockWait(time.Since(start), err)
 	}
 }
 
-// ended notes that the source stopped handing out b, used up or aged
-// out, to report once s.mu is let go (so that Observe may call New); not
-// an empty b. The caller holds s.mu.
+// ended notes that the source stopped handing out b, used up or
+// expired, to report once s.mu is let go (so that Observe may call New);
+// not an empty b. The caller holds s.mu.
 func (s *Source) ended(b block) {
 	if s.o.obs != nil && b.ids != nil {
 		s.ends = append(s.ends, int64(len(b.ids)-b.next))

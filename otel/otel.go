@@ -17,10 +17,10 @@
 // is a breaking change. Every measurement of a lease carries the
 // attribute ulidflake.namespace (a block source of package blocks has no
 // namespace, so its measurements carry none); claims, renewals,
-// reservations (their count and round trip) and refill waits carry
+// reservations (their count and round trip) and block waits carry
 // ulidflake.outcome, "ok" or "error" (a wait that ended with an error:
 // the caller got no ID); blocks ended carry ulidflake.block.end,
-// "used_up" or "aged_out".
+// "used_up" or "expired".
 package otel
 
 import (
@@ -43,7 +43,7 @@ const ScopeName = "github.com/ulidflake/ulidflake/otel"
 const (
 	NamespaceKey = attribute.Key("ulidflake.namespace")
 	OutcomeKey   = attribute.Key("ulidflake.outcome")
-	BlockEndKey  = attribute.Key("ulidflake.block.end") // "used_up" or "aged_out"
+	BlockEndKey  = attribute.Key("ulidflake.block.end") // "used_up" or "expired"
 )
 
 // Bucket boundaries, in seconds: waits for a millisecond, claims that
@@ -66,7 +66,7 @@ type Observer struct {
 	claims, renewals, losses, reserved metric.Int64Counter
 	reservedIDs, ends, droppedIDs      metric.Int64Counter
 	overflowWait, clockStep, claimWait metric.Float64Histogram
-	reserveTime, refillWait            metric.Float64Histogram
+	reserveTime, blockWait             metric.Float64Histogram
 	skew                               metric.Float64Gauge
 	inUse                              metric.Int64Gauge
 	sets                               sync.Map // attribute sets by namespace, outcome and block end
@@ -108,9 +108,9 @@ func NewObserver(mp metric.MeterProvider) (*Observer, error) {
 	o.reserved = counter("ulidflake.block.reservations", "{block}", "Blocks reserved from the database, by outcome.")
 	o.reservedIDs = counter("ulidflake.block.reserved_ids", "{id}", "IDs in the blocks reserved.")
 	o.reserveTime = histogram("ulidflake.block.reserve.duration", "Round trip of a block's reservation, by outcome.", msBuckets)
-	o.ends = counter("ulidflake.block.ends", "{block}", "Blocks a source stopped handing out, used up or aged out past their validity.")
-	o.droppedIDs = counter("ulidflake.block.dropped_ids", "{id}", "IDs left in blocks that aged out, never handed out.")
-	o.refillWait = histogram("ulidflake.block.refill_wait.duration", "Time a caller waited for a block to be refilled, by outcome.", msBuckets)
+	o.ends = counter("ulidflake.block.ends", "{block}", "Blocks a source stopped handing out, used up or expired (past their validity).")
+	o.droppedIDs = counter("ulidflake.block.dropped_ids", "{id}", "IDs left in blocks that expired, never handed out.")
+	o.blockWait = histogram("ulidflake.block.wait.duration", "Time a caller waited for a block, by outcome.", msBuckets)
 	var err error
 	o.skew, err = m.Float64Gauge("ulidflake.lease.clock_skew", metric.WithUnit("s"),
 		metric.WithDescription("This instance's clock minus the server's, at the last renewal."))
@@ -188,12 +188,12 @@ func (o *Observer) ObserveBlockReserve(ids int64, roundTrip time.Duration, err e
 	}
 }
 
-// ObserveRefillWait records a wait for a block (blocks.Observer).
-func (o *Observer) ObserveRefillWait(wait time.Duration, err error) {
-	o.refillWait.Record(context.Background(), wait.Seconds(), o.attrs("", outcome(err), ""))
+// ObserveBlockWait records a wait for a block (blocks.Observer).
+func (o *Observer) ObserveBlockWait(wait time.Duration, err error) {
+	o.blockWait.Record(context.Background(), wait.Seconds(), o.attrs("", outcome(err), ""))
 }
 
-// ObserveBlockEnd records a block ended: used up, or aged out with
+// ObserveBlockEnd records a block ended: used up, or expired with
 // dropped IDs left in it (blocks.Observer).
 func (o *Observer) ObserveBlockEnd(dropped int64) {
 	ctx := context.Background()
@@ -201,7 +201,7 @@ func (o *Observer) ObserveBlockEnd(dropped int64) {
 		o.ends.Add(ctx, 1, o.attrs("", "", "used_up"))
 		return
 	}
-	o.ends.Add(ctx, 1, o.attrs("", "", "aged_out"))
+	o.ends.Add(ctx, 1, o.attrs("", "", "expired"))
 	o.droppedIDs.Add(ctx, dropped, o.attrs("", "", ""))
 }
 

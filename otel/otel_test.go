@@ -164,9 +164,9 @@ func TestClockStep(t *testing.T) {
 }
 
 // Lease events carry their namespace (block sources have none), and
-// claims, renewals, reservations (their count and round trip) and refill
+// claims, renewals, reservations (their count and round trip) and block
 // waits their outcome; a renewal sets the skew and the SIDs in use; a
-// block ended, how it ended, and the IDs an aged-out one dropped; a
+// block ended, how it ended, and the IDs an expired one dropped; a
 // lease's generator's events, the namespace.
 func TestAttributes(t *testing.T) {
 	obs, r := meter(t)
@@ -180,8 +180,8 @@ func TestAttributes(t *testing.T) {
 	obs.ObserveGenerator("orders", flake.Event{Kind: 200}) // unknown: ignored
 	obs.ObserveBlockReserve(1000, time.Millisecond, nil)
 	obs.ObserveBlockReserve(0, time.Second, errors.New("refused"))
-	obs.ObserveRefillWait(time.Millisecond, nil)
-	obs.ObserveRefillWait(time.Second, context.DeadlineExceeded)
+	obs.ObserveBlockWait(time.Millisecond, nil)
+	obs.ObserveBlockWait(time.Second, context.DeadlineExceeded)
 	obs.ObserveBlockEnd(0)
 	obs.ObserveBlockEnd(900)
 	obs.ObserveBlockEnd(100)
@@ -212,10 +212,10 @@ func TestAttributes(t *testing.T) {
 		{"ulidflake.block.reserve.duration", at(ok), 1},
 		{"ulidflake.block.reserve.duration", at(failed), 1},
 		{"ulidflake.block.ends", at(otel.BlockEndKey.String("used_up")), 1},
-		{"ulidflake.block.ends", at(otel.BlockEndKey.String("aged_out")), 2},
+		{"ulidflake.block.ends", at(otel.BlockEndKey.String("expired")), 2},
 		{"ulidflake.block.dropped_ids", at(), 1000},
-		{"ulidflake.block.refill_wait.duration", at(ok), 1},
-		{"ulidflake.block.refill_wait.duration", at(failed), 1},
+		{"ulidflake.block.wait.duration", at(ok), 1},
+		{"ulidflake.block.wait.duration", at(failed), 1},
 	} {
 		if p, found := got[c.name][c.set]; !found || p.value != c.value {
 			t.Errorf("%s %v: %v (found %t), want %v", c.name, c.set, p.value, found, c.value)

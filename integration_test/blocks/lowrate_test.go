@@ -16,7 +16,7 @@ import (
 // the next block ahead once half the validity has passed, so only the first
 // call waits for a round trip (one more allowed for a slow machine), where
 // reserving ahead at half a block alone made every block a wait. Each
-// block left is reported aged out, with the IDs it dropped.
+// block left is reported expired, with the IDs it dropped.
 func TestLowRate(t *testing.T) {
 	t.Parallel()
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
@@ -41,11 +41,11 @@ func TestLowRate(t *testing.T) {
 			last = time.Now()
 		}
 		require.NoError(t, src.Close())
-		require.LessOrEqual(t, len(rec.of(eventRefillWait)), 2+gaps, "refill waits at a low rate, after %d long pauses", gaps)
+		require.LessOrEqual(t, len(rec.of(eventBlockWait)), 2+gaps, "block waits at a low rate, after %d long pauses", gaps)
 		ends := rec.of(eventEnd)
-		require.GreaterOrEqual(t, len(ends), 5, "blocks aged out in 8 validities")
+		require.GreaterOrEqual(t, len(ends), 5, "blocks expired in 8 validities")
 		for _, e := range ends {
-			require.Greater(t, e.Count, int64(900), "an aged-out block drops the IDs it did not hand out")
+			require.Greater(t, e.Count, int64(900), "an expired block drops the IDs it did not hand out")
 		}
 	})
 }

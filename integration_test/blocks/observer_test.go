@@ -29,7 +29,7 @@ type eventKind int
 
 const (
 	eventReserve eventKind = iota + 1
-	eventRefillWait
+	eventBlockWait
 	eventEnd
 )
 
@@ -40,8 +40,8 @@ func (f observerFunc) ObserveBlockReserve(ids int64, roundTrip time.Duration, er
 	f(event{Kind: eventReserve, Count: ids, Duration: roundTrip, Err: err})
 }
 
-func (f observerFunc) ObserveRefillWait(wait time.Duration, err error) {
-	f(event{Kind: eventRefillWait, Duration: wait, Err: err})
+func (f observerFunc) ObserveBlockWait(wait time.Duration, err error) {
+	f(event{Kind: eventBlockWait, Duration: wait, Err: err})
 }
 
 func (f observerFunc) ObserveBlockEnd(dropped int64) { f(event{Kind: eventEnd, Count: dropped}) }
@@ -56,8 +56,8 @@ func (r *recorder) ObserveBlockReserve(ids int64, roundTrip time.Duration, err e
 	observerFunc(r.record).ObserveBlockReserve(ids, roundTrip, err)
 }
 
-func (r *recorder) ObserveRefillWait(wait time.Duration, err error) {
-	observerFunc(r.record).ObserveRefillWait(wait, err)
+func (r *recorder) ObserveBlockWait(wait time.Duration, err error) {
+	observerFunc(r.record).ObserveBlockWait(wait, err)
 }
 
 func (r *recorder) ObserveBlockEnd(dropped int64) { observerFunc(r.record).ObserveBlockEnd(dropped) }
@@ -104,7 +104,7 @@ func TestObserver(t *testing.T) {
 		require.Eventually(t, func() bool { return len(rec.of(eventReserve)) == 2 }, time.Minute, 5*time.Millisecond,
 			"the block reserved ahead")
 		take(5)
-		reserves, waits := rec.of(eventReserve), rec.of(eventRefillWait)
+		reserves, waits := rec.of(eventReserve), rec.of(eventBlockWait)
 		require.Len(t, reserves, 2)
 		for _, e := range reserves {
 			require.NoError(t, e.Err)
@@ -136,7 +136,7 @@ func TestObserverFailures(t *testing.T) {
 		_, err = src.New()
 		require.ErrorIs(t, err, migrations.ErrNotInstalled)
 		require.NoError(t, src.Close())
-		reserves, waits := rec.of(eventReserve), rec.of(eventRefillWait)
+		reserves, waits := rec.of(eventReserve), rec.of(eventBlockWait)
 		require.Len(t, reserves, 1)
 		require.ErrorIs(t, reserves[0].Err, migrations.ErrNotInstalled)
 		require.Zero(t, reserves[0].Count)
@@ -156,7 +156,7 @@ func TestObserverFailures(t *testing.T) {
 		_, err = src.New()
 		require.ErrorIs(t, err, blocks.ErrUnavailable)
 		require.NoError(t, src.Close())
-		reserves, waits = rec.of(eventReserve), rec.of(eventRefillWait)
+		reserves, waits = rec.of(eventReserve), rec.of(eventBlockWait)
 		require.NotEmpty(t, reserves)
 		for _, e := range reserves {
 			require.Error(t, e.Err)

@@ -65,7 +65,7 @@ type reservedStats struct {
 }
 
 func (st *reservedStats) observe(e event) {
-	if e.Kind == eventRefillWait && e.Duration > blocks.DefaultTimeout {
+	if e.Kind == eventBlockWait && e.Duration > blocks.DefaultTimeout {
 		st.pastTimeout.Add(1)
 	}
 	if e.Kind != eventReserve {

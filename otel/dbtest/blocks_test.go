@@ -79,8 +79,8 @@ func TestBlocks(t *testing.T) {
 			{"ulidflake.block.reserve.duration", ok, 2},
 			{"ulidflake.block.reserve.duration", failed, 1},
 			{"ulidflake.block.ends", set(otel.BlockEndKey.String("used_up")), 1},
-			{"ulidflake.block.refill_wait.duration", ok, 1},
-			{"ulidflake.block.refill_wait.duration", failed, 1},
+			{"ulidflake.block.wait.duration", ok, 1},
+			{"ulidflake.block.wait.duration", failed, 1},
 		} {
 			if v, found := got[c.name][c.set]; v != c.value {
 				t.Errorf("%s %v: %v (found %t), want %v", c.name, c.set, v, found, c.value)
