@@ -10,19 +10,19 @@ import (
 	"github.com/ulidflake/ulidflake/flake"
 )
 
-// ErrKeysANDed: a condition compares one column with two different IDs,
+// ErrIDsANDed: a condition compares one column with two different IDs,
 // ANDed (id = A AND id = B), which no row matches. GORM builds it from a
 // slice of per-entity or prefixed IDs passed as a condition
 // (db.Find(&orders, []OrderID{a, b})): it reads the slice as a slice of
 // models and ANDs their fields. The statement fails instead of matching,
 // updating or deleting nothing.
-var ErrKeysANDed = errors.New("gormplugin: a condition ANDs two different IDs on one column, which matches no row " +
+var ErrIDsANDed = errors.New("gormplugin: a condition ANDs two different IDs on one column, which matches no row " +
 	"(GORM reads a slice of per-entity or prefixed IDs as models): pass []ulidflake.ID, or Where(\"id IN ?\", ids)")
 
-// refuseANDedKeys is the callback of queries, updates, deletes and raw
+// refuseANDedIDs is the callback of queries, updates, deletes and raw
 // rows that refuses a WHERE whose top-level conjunction compares one column
 // with two different IDs.
-func refuseANDedKeys(db *gorm.DB) {
+func refuseANDedIDs(db *gorm.DB) {
 	c, ok := db.Statement.Clauses["WHERE"]
 	if !ok || db.Error != nil {
 		return
@@ -33,7 +33,7 @@ func refuseANDedKeys(db *gorm.DB) {
 	}
 	seen := map[clause.Column]int64{}
 	if col, a, b, found := andedKeys(w.Exprs, seen); found {
-		_ = db.AddError(fmt.Errorf("%w: %s = %s AND %s = %s", ErrKeysANDed, col.Name, flake.ID(a), col.Name, flake.ID(b)))
+		_ = db.AddError(fmt.Errorf("%w: %s = %s AND %s = %s", ErrIDsANDed, col.Name, flake.ID(a), col.Name, flake.ID(b)))
 	}
 }
 

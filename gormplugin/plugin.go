@@ -188,9 +188,12 @@ func NewPlugin(opts ...Option) *Plugin {
 func (*Plugin) Name() string { return "ulidflake" }
 
 // Initialize implements gorm.Plugin: it registers the create callbacks
-// where [createSteps] places them and the refusal of ANDed keys before
-// queries, updates, deletes and raw rows, and on SQLite wraps the
-// dialector so that AutoMigrate declares ID keys NOT NULL.
+// (ulidflake:fill_ids before GORM's BeforeCreate hooks, then
+// ulidflake:snapshot, ulidflake:correct_ids after the INSERT and
+// ulidflake:undo_fills after the commit or rollback) and, before queries,
+// updates, deletes and raw rows, ulidflake:refuse_anded_ids
+// ([ErrIDsANDed]), and on SQLite wraps the dialector so that AutoMigrate
+// declares ID keys NOT NULL.
 func (p *Plugin) Initialize(db *gorm.DB) error {
 	if p.err != nil {
 		return p.err
@@ -202,10 +205,10 @@ func (p *Plugin) Initialize(db *gorm.DB) error {
 		}
 	}
 	for _, err := range []error{
-		db.Callback().Query().Before("gorm:query").Register("ulidflake:refuse_anded_keys", refuseANDedKeys),
-		db.Callback().Update().Before("gorm:update").Register("ulidflake:refuse_anded_keys", refuseANDedKeys),
-		db.Callback().Delete().Before("gorm:delete").Register("ulidflake:refuse_anded_keys", refuseANDedKeys),
-		db.Callback().Row().Before("gorm:row").Register("ulidflake:refuse_anded_keys", refuseANDedKeys),
+		db.Callback().Query().Before("gorm:query").Register("ulidflake:refuse_anded_ids", refuseANDedIDs),
+		db.Callback().Update().Before("gorm:update").Register("ulidflake:refuse_anded_ids", refuseANDedIDs),
+		db.Callback().Delete().Before("gorm:delete").Register("ulidflake:refuse_anded_ids", refuseANDedIDs),
+		db.Callback().Row().Before("gorm:row").Register("ulidflake:refuse_anded_ids", refuseANDedIDs),
 	} {
 		if err != nil {
 			return err

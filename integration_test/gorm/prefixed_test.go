@@ -122,7 +122,7 @@ func TestPrefixedIDsThroughPgxAndDatabaseSQL(t *testing.T) {
 // TestGormKeySlicesRefused: GORM reads a slice of per-entity or prefixed
 // IDs passed as a condition as a slice of models, and ANDs their keys
 // (id = A AND id = B), which matches nothing: the plugin refuses such a
-// query, update and delete with ErrKeysANDed instead of finding, changing
+// query, update and delete with ErrIDsANDed instead of finding, changing
 // or deleting nothing in silence. The forms the error names work.
 func TestGormKeySlicesRefused(t *testing.T) {
 	t.Parallel()
@@ -133,16 +133,16 @@ func TestGormKeySlicesRefused(t *testing.T) {
 		two := []CustomerID{cs[0].ID, cs[1].ID}
 
 		var got []PCustomer
-		require.ErrorIs(t, db.Find(&got, two).Error, gormplugin.ErrKeysANDed)
-		require.ErrorIs(t, db.Where(two).Find(&got).Error, gormplugin.ErrKeysANDed)
-		require.ErrorIs(t, db.Model(&PCustomer{}).Where(two).Update("name", "x").Error, gormplugin.ErrKeysANDed)
-		require.ErrorIs(t, db.Delete(&PCustomer{}, two).Error, gormplugin.ErrKeysANDed)
+		require.ErrorIs(t, db.Find(&got, two).Error, gormplugin.ErrIDsANDed)
+		require.ErrorIs(t, db.Where(two).Find(&got).Error, gormplugin.ErrIDsANDed)
+		require.ErrorIs(t, db.Model(&PCustomer{}).Where(two).Update("name", "x").Error, gormplugin.ErrIDsANDed)
+		require.ErrorIs(t, db.Delete(&PCustomer{}, two).Error, gormplugin.ErrIDsANDed)
 		var n int64
 		require.NoError(t, db.Model(&PCustomer{}).Where("name IN ?", []string{"a", "b"}).Count(&n).Error)
 		require.EqualValues(t, 2, n, "nothing deleted or updated")
 
-		require.ErrorIs(t, db.Where(&PCustomer{ID: cs[0].ID}).Where(&PCustomer{ID: cs[1].ID}).Find(&got).Error, gormplugin.ErrKeysANDed)
-		require.ErrorIs(t, db.Where(map[string]any{"id": cs[0].ID}).Where(map[string]any{"id": cs[1].ID}).Find(&got).Error, gormplugin.ErrKeysANDed)
+		require.ErrorIs(t, db.Where(&PCustomer{ID: cs[0].ID}).Where(&PCustomer{ID: cs[1].ID}).Find(&got).Error, gormplugin.ErrIDsANDed)
+		require.ErrorIs(t, db.Where(map[string]any{"id": cs[0].ID}).Where(map[string]any{"id": cs[1].ID}).Find(&got).Error, gormplugin.ErrIDsANDed)
 		// GORM prints Where(a).Where(b).Or(c) as "a AND b OR c", which finds c.
 		require.NoError(t, db.Where(&PCustomer{ID: cs[0].ID}).Where(&PCustomer{ID: cs[1].ID}).Or(&PCustomer{ID: cs[2].ID}).Find(&got).Error)
 		require.Len(t, got, 1)
