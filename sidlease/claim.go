@@ -305,8 +305,8 @@ func (l *Lease) margin() time.Duration {
 }
 
 // waitAbove waits until gen's next IDs are at least floor: at most
-// MaxClockWait, else ErrFloorAhead. The claim's expiry covers a wait of
-// MaxClockAhead; a longer one extends it first.
+// MaxClockWait, else ErrClockBehindFloor. The claim's expiry covers a
+// wait of MaxClockAhead; a longer one extends it first.
 func (l *Lease) waitAbove(ctx context.Context, gen *flake.Generator, floor flake.ID, sid int, token int64) error {
 	for {
 		behind := gen.Epoch().Time(floor).Sub(latest(gen))
@@ -317,7 +317,7 @@ func (l *Lease) waitAbove(ctx context.Context, gen *flake.Generator, floor flake
 			return fmt.Errorf("%w: SID %d of namespace %q: its floor (the higher of its last holder's ceiling, minted_below, "+
 				"and the server's clock plus V plus %s) is %s, %s ahead of this clock (at most %s is waited out); "+
 				"if the wrong clock was the last holder's and no ID it made is kept, set minted_below = 0 in the lease table's row",
-				ErrFloorAhead, sid, l.namespace, MaxClockAhead, timeOf(gen, floor), behind, MaxClockWait)
+				ErrClockBehindFloor, sid, l.namespace, MaxClockAhead, timeOf(gen, floor), behind, MaxClockWait)
 		}
 		if behind > MaxClockAhead {
 			if err := l.extend(ctx, sid, token, behind+2*l.opts.validity); err != nil {

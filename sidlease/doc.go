@@ -138,7 +138,7 @@
 //     minted_below and the server's time at its claim plus V plus
 //     MaxClockAhead. After its wait of V it waits until its clock passes
 //     the floor, for at most [MaxClockWait]; further behind, Acquire frees
-//     the SID and returns [ErrFloorAhead], which names both times.
+//     the SID and returns [ErrClockBehindFloor], which names both times.
 //
 // The second term of the floor covers a lost ceiling: when a failover lost
 // the last holder's renewals, minted_below is stale, but that holder's
@@ -166,8 +166,9 @@
 //     subscribes to another node's publication (several writable nodes) is
 //     refused with [ErrMesh].
 //
-// Clocks more than MaxClockAhead ahead of the server's, or too far behind,
-// are refused (ErrClockAhead, ErrFloorAhead) rather than assumed away.
+// Clocks more than MaxClockAhead ahead of the server's, or too far behind
+// the SID's floor, are refused (ErrClockAhead, ErrClockBehindFloor)
+// rather than assumed away.
 // Synchronous replication is not needed; it changes nothing here.
 //
 // # What it costs

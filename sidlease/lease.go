@@ -86,8 +86,8 @@ type Lease struct {
 // documentation, "The lease table");
 // [ErrMesh] on a database that subscribes to another node;
 // [ErrClockAhead] for a clock too far ahead of the server's, and
-// [ErrFloorAhead] for one too far behind the SID's floor. A claim that
-// expires before Acquire proves it (a pause longer than 2V +
+// [ErrClockBehindFloor] for one too far behind the SID's floor. A claim
+// that expires before Acquire proves it (a pause longer than 2V +
 // MaxClockAhead, on a busy machine) is made again, up to 5 times, then
 // [ErrLeaseLost]. A connection error (a
 // restart or failover ending the session, SQLSTATE 57P01 or class 08) is

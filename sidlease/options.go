@@ -23,13 +23,13 @@ var (
 	ErrLeaseLost = errors.New("sidlease: SID lease lost")
 	// ErrClosed: the lease was closed.
 	ErrClosed = errors.New("sidlease: lease closed")
-	// ErrFloorAhead: the floor of the SID Acquire claimed (its last
-	// holder's ceiling, or the server's clock plus V plus MaxClockAhead) is
-	// further ahead of this instance's clock than [MaxClockWait]: this
+	// ErrClockBehindFloor: this instance's clock is further behind the
+	// floor of the SID Acquire claimed (its last holder's ceiling, or the
+	// server's clock plus V plus MaxClockAhead) than [MaxClockWait]: this
 	// clock, the server's or the last holder's is wrong. Acquire frees the
 	// SID. (flake.ErrClockBehind is another error: a generator's clock
 	// behind its own last ID; [Lease.New] returns it as the generator does.)
-	ErrFloorAhead = errors.New("sidlease: the SID's floor is more than MaxClockWait ahead of this clock: " +
+	ErrClockBehindFloor = errors.New("sidlease: this clock is more than MaxClockWait behind the SID's floor: " +
 		"fix the clock that is wrong (this one, the server's or the last holder's)")
 	// ErrClockAhead: this instance's clock is more than [MaxClockAhead]
 	// ahead of the server's: it makes no ID until it is back within it.

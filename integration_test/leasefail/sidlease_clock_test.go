@@ -24,7 +24,7 @@ import (
 // clock is further ahead is refused (ErrClockAhead) and frees the SID; one
 // whose clock steps ahead while it holds its SID stops minting until the
 // clock is back. A row whose ceiling is an hour ahead (left by a holder of
-// an earlier version) is refused by the next (ErrFloorAhead).
+// an earlier version) is refused by the next (ErrClockBehindFloor).
 func TestSIDLeaseSkewedClocks(t *testing.T) {
 	t.Parallel()
 	itest.LeasePaths(t, func(t *testing.T, db *pgtest.DB, pool *pgxpool.Pool) {
@@ -84,7 +84,7 @@ func TestSIDLeaseSkewedClocks(t *testing.T) {
 		_, err = db.Exec(ctx, `UPDATE ulid_flake_sid_leases SET minted_below = $2 WHERE namespace = 'skew' AND sid = $1`, sid, far)
 		require.NoError(t, err)
 		_, err = sidlease.Acquire(ctx, pool, "skew", sidlease.WithValidity(testValidity))
-		require.ErrorIs(t, err, sidlease.ErrFloorAhead)
+		require.ErrorIs(t, err, sidlease.ErrClockBehindFloor)
 		require.NotErrorIs(t, err, flake.ErrClockBehind)
 		require.Equal(t, 1, strings.Count(err.Error(), "sidlease:"), "the package's prefix once: %s", err)
 		require.ErrorContains(t, err, "minted_below")
