@@ -45,7 +45,7 @@ func parseConvert(args []string) (convertFlags, error) {
 	fs.StringVar(&f.column, "column", "id", "the key column of each -table")
 	fs.BoolVar(&f.apply, "apply", false, "run the conversion instead of printing it")
 	fs.BoolVar(&f.down, "down", false, "print (or run) the way back to sequences")
-	fs.DurationVar(&f.lock, "lock-timeout", 5*time.Second, "how long to wait for locks")
+	fs.DurationVar(&f.lock, "lock-timeout", bigserial.DefaultLockTimeout, "how long to wait for locks")
 	fs.StringVar(&f.tool, "tool", "", "write migration files for golang-migrate or goose (with -dir) instead of printing")
 	fs.StringVar(&f.dir, "dir", "", "the directory of the application's migrations, for -tool")
 	fs.StringVar(&f.name, "name", "ulid_flake_keys", "the name of the migration files, for -tool")

@@ -89,7 +89,7 @@ func ConvertSerial(ctx context.Context, db *sql.DB, table, column string, opts .
 // at run time by their qualified names, and every function, operator and
 // type resolves to pg_catalog or the install schema. See docs/bigserial.md.
 func ConvertKeys(ctx context.Context, db *sql.DB, keys []Key, opts ...Option) (Conversion, error) {
-	o := convertOptions{lockTimeout: 5 * time.Second}
+	o := convertOptions{lockTimeout: DefaultLockTimeout}
 	for _, opt := range opts {
 		opt(&o)
 	}

@@ -11,9 +11,13 @@ type convertOptions struct {
 	drop, create string // the SQL of WithDependents
 }
 
+// DefaultLockTimeout is how long the conversion waits for its locks
+// unless [WithLockTimeout] says otherwise.
+const DefaultLockTimeout = 5 * time.Second
+
 // WithLockTimeout bounds how long the conversion waits for its locks
-// (default 5s, at least 1ms): past it the conversion fails instead of
-// queueing every other query on the tables behind it.
+// (default [DefaultLockTimeout], at least 1ms): past it the conversion
+// fails instead of queueing every other query on the tables behind it.
 func WithLockTimeout(d time.Duration) Option {
 	return func(o *convertOptions) { o.lockTimeout = d }
 }
