@@ -2,7 +2,7 @@
 //
 // Usage:
 //
-//	ulidflake new [-n N] [-sid S] [-entropy E] [-epoch RFC3339] [-format base32|int|hex|json]
+//	ulidflake new [-n N] [-sid S] [-entropy E] [-epoch RFC3339] [-format text|int|hex|json]
 //	ulidflake inspect [-epoch RFC3339] [ID ...]   (IDs from stdin when none are given)
 //	ulidflake bounds [-epoch RFC3339] FROM [TO]
 //	ulidflake migrations [up|down]                (prints the SQL of package migrations)
@@ -43,7 +43,7 @@ import (
 )
 
 const usage = `usage:
-  ulidflake new [-n N] [-sid S] [-entropy E] [-epoch RFC3339] [-format base32|int|hex|json]
+  ulidflake new [-n N] [-sid S] [-entropy E] [-epoch RFC3339] [-format text|int|hex|json]
   ulidflake inspect [-epoch RFC3339] [ID ...]    (reads IDs from stdin when none are given)
   ulidflake bounds [-epoch RFC3339] FROM [TO]    (times in RFC 3339; TO defaults to now)
   ulidflake migrations [up|down]                 (prints the SQL, for other tools: psql -v ON_ERROR_STOP=1)
@@ -271,7 +271,7 @@ func cmdNew(args []string, stdout io.Writer) error {
 	sid := fs.Int("sid", 0, "scalable layout with this SID (0..31); stand-alone when not given")
 	entropy := fs.Int("entropy", 1, "entropy size in bytes (1..3 stand-alone, 1..2 scalable)")
 	epochStr := fs.String("epoch", "", "epoch in RFC 3339 (default 2024-01-01T00:00:00Z)")
-	format := fs.String("format", "base32", "output: base32, int, hex or json")
+	format := fs.String("format", "text", "output: text (the 13 characters), int, hex or json")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -314,7 +314,7 @@ func cmdNew(args []string, stdout io.Writer) error {
 // formatter returns the function that prints an ID in the -format named.
 func formatter(name string) (func(flake.ID) string, error) {
 	switch name {
-	case "base32":
+	case "text":
 		return flake.ID.String, nil
 	case "int":
 		return func(id flake.ID) string { return fmt.Sprint(id.Int64()) }, nil
@@ -323,7 +323,7 @@ func formatter(name string) (func(flake.ID) string, error) {
 	case "json":
 		return func(id flake.ID) string { b, _ := id.MarshalJSON(); return string(b) }, nil
 	}
-	return nil, fmt.Errorf("%w: -format %q: want base32, int, hex or json", errUsage, name)
+	return nil, fmt.Errorf("%w: -format %q: want text, int, hex or json", errUsage, name)
 }
 
 // flagGiven reports whether the flag was given on the command line.

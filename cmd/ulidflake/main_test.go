@@ -47,8 +47,8 @@ func TestNew(t *testing.T) {
 
 func TestNewFormats(t *testing.T) {
 	for format, check := range map[string]func(string) (flake.ID, error){
-		"base32": flake.Parse,
-		"int":    flake.ParseInt,
+		"text": flake.Parse,
+		"int":  flake.ParseInt,
 		"json": func(s string) (id flake.ID, err error) {
 			err = json.Unmarshal([]byte(s), &id)
 			if !strings.HasPrefix(s, `"`) {
@@ -150,6 +150,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"", []string{"new", "-sid", "32"}, "-sid 32: a SID is 0..31"},
 		{"", []string{"new", "-entropy", "4"}, "WithEntropy(4): want 1..3"},
 		{"", []string{"new", "-format", "xml"}, `-format "xml"`},
+		{"", []string{"new", "-format", "base32"}, `-format "base32": want text, int, hex or json`}, // 0.1.0's name, no alias
 		{"", []string{"new", "-n", "0"}, "-n 0"},
 		{"", []string{"new", "-bogus"}, "new: unknown flag -bogus"},
 		{"", []string{"new", "-sid", "-1"}, "-sid -1: a SID is 0..31 (leave -sid out for stand-alone IDs)"},
