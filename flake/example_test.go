@@ -275,7 +275,7 @@ func ExampleGenerator_NewWait() {
 }
 
 // A holder that hands its SID on records a ceiling above every ID it makes
-// until it must renew; the next holder mints only above it (this is what
+// until it must renew; the next holder makes IDs only above it (this is what
 // package sidlease does).
 func ExampleGenerator_Ceiling() {
 	g, _ := flake.NewGenerator(flake.WithSID(4))

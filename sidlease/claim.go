@@ -442,7 +442,7 @@ func (l *Lease) run() {
 		case <-tick.C:
 		}
 		if held {
-			held = l.heartbeat(ctx)
+			held = l.renewHeld(ctx)
 			continue
 		}
 		err := l.take(ctx)
@@ -453,10 +453,10 @@ func (l *Lease) run() {
 	}
 }
 
-// heartbeat renews the lease and reports whether it still holds its SID:
+// renewHeld renews the lease and reports whether it still holds its SID:
 // a failed renewal does not say it lost it, and the next one may restore
 // the validity.
-func (l *Lease) heartbeat(ctx context.Context) bool {
+func (l *Lease) renewHeld(ctx context.Context) bool {
 	l.mu.Lock()
 	sid, wasAhead := l.sid, l.ahead > MaxClockAhead
 	l.mu.Unlock()
@@ -483,7 +483,7 @@ func (l *Lease) heartbeat(ctx context.Context) bool {
 	l.mu.Unlock()
 	if now := ahead > MaxClockAhead; now != wasAhead {
 		l.opts.log.Warn("sidlease: clock ahead of the server's; making IDs only while it is within the limit",
-			"namespace", l.namespace, "sid", sid, "ahead", ahead, "limit", MaxClockAhead, "minting", !now)
+			"namespace", l.namespace, "sid", sid, "ahead", ahead, "limit", MaxClockAhead, "making_ids", !now)
 	}
 	return true
 }

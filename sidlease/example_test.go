@@ -50,7 +50,7 @@ func ExampleWithValidity() {
 	ctx := context.Background()
 	pool, _ := pgxpool.New(ctx, url)
 	defer pool.Close()
-	// Detect a lost lease within 5s, with a heartbeat every 1.25s.
+	// Detect a lost lease within 5s, with a renewal every 1.25s.
 	lease, err := sidlease.Acquire(ctx, pool, "batch-jobs", sidlease.WithValidity(5e9))
 	if err == nil {
 		defer lease.Close()
@@ -65,7 +65,7 @@ func ExampleWithLogger() {
 	ctx := context.Background()
 	pool, _ := pgxpool.New(ctx, url)
 	defer pool.Close()
-	// Failed heartbeats, a lost SID and claims again go to the application's log.
+	// Failed renewals, a lost SID and claims again go to the application's log.
 	lease, err := sidlease.Acquire(ctx, pool, "orders-service", sidlease.WithLogger(slog.Default()))
 	if err == nil {
 		defer lease.Close()

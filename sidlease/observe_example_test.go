@@ -34,7 +34,7 @@ func ExampleWithObserver() {
 		panic(err)
 	}
 	defer pool.Close()
-	// Claims, heartbeats and losses go to the observer, with the namespace.
+	// Claims, renewals and losses go to the observer, with the namespace.
 	lease, err := sidlease.Acquire(context.Background(), pool, "orders-service", sidlease.WithObserver(lossLog{}))
 	if err != nil {
 		panic(err)

@@ -40,7 +40,7 @@ type MintLog struct {
 	Err  error
 }
 
-// MintUntil mints from l until New fails other than with
+// MintUntil makes IDs from l until New fails other than with
 // flake.ErrMonotonicOverflow, or stop closes.
 func MintUntil(l *sidlease.Lease, stop <-chan struct{}) *MintLog {
 	m := &MintLog{}

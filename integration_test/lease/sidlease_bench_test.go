@@ -9,7 +9,7 @@ import (
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 )
 
-// BenchmarkSIDLeaseHeartbeat compares the heartbeat of the two lease
+// BenchmarkSIDLeaseRenewal compares the renewal of the two lease
 // designs, one round trip each, on each server, directly and through
 // PgBouncer in transaction mode: the advisory-lock design's ownership check
 // (pg_locks against pg_backend_pid(), which needs a connection of its own
@@ -17,8 +17,8 @@ import (
 // renewal (an UPDATE by primary key and fencing token), which sidlease
 // uses.
 //
-//	go test -run '^$' -bench SIDLeaseHeartbeat -count 6 ./integration_test
-func BenchmarkSIDLeaseHeartbeat(b *testing.B) {
+//	go test -run '^$' -bench SIDLeaseRenewal -count 6 ./integration_test/lease
+func BenchmarkSIDLeaseRenewal(b *testing.B) {
 	ctx := context.Background()
 	for _, s := range serversOf(b) {
 		db := s.NewDB(b)

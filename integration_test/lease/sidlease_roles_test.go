@@ -131,7 +131,7 @@ func TestSIDLeaseOneTableForEveryRole(t *testing.T) {
 // the fixes, and creates nothing; WithSchema naming the old table's
 // schema works; after the migration in docs/deployments.md (the old rows
 // merged into public.ulid_flake_sid_leases, ceilings kept) the default
-// works and mints above the old table's ceilings.
+// works and makes IDs above the old table's ceilings.
 func TestSIDLeaseEarlierReleaseTable(t *testing.T) {
 	t.Parallel()
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {

@@ -27,7 +27,7 @@ var clientTypes = []string{"integer", "bigint", "double precision", "numeric", "
 // sidlease and pgxtype, over the types those statements use; the
 // database's search_path puts public before pg_catalog. A superuser's
 // pool then registers pgxtype on each connection, takes a lease (its table
-// in a schema of the superuser's: the role may create in public), mints
+// in a schema of the superuser's: the role may create in public), makes IDs
 // through several renewals and closes it. None of the planted objects
 // runs, and the role stays unprivileged.
 func TestSIDLeaseAndPgxtypeIgnoreSearchPath(t *testing.T) {

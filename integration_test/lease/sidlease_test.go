@@ -23,7 +23,7 @@ import (
 const testValidity = itest.LeaseValidity
 
 // allocValidity is the validity of tests about which SID a claim gets, not
-// about expiry: long enough that no heartbeat (every V/3) comes V late on
+// about expiry: long enough that no renewal (every V/4) comes V late on
 // a busy machine, so that no held SID is free again mid-test, and short
 // enough for the wait of V that every claim makes.
 const allocValidity = 5 * time.Second
@@ -103,8 +103,8 @@ func TestSIDLease33Competing(t *testing.T) {
 	})
 }
 
-// A holder whose SID was taken over (its row expired: its heartbeats did
-// not arrive) stops minting at its next heartbeat, and never mints after
+// A holder whose SID was taken over (its row expired: its renewals did
+// not arrive) stops making IDs at its next renewal, and makes none after
 // the new holder starts; the same holds when the holder's server sessions
 // are terminated, as a failover does to every session.
 func TestSIDLeaseTakeoverNeverOverlaps(t *testing.T) {
@@ -120,7 +120,7 @@ func TestSIDLeaseTakeoverNeverOverlaps(t *testing.T) {
 		oldLog := itest.MintUntil(old, stop)
 
 		// Every session of the server ends, and the holder's row expires
-		// while its heartbeats cannot arrive.
+		// while its renewals cannot arrive.
 		_, err = db.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 			WHERE datname = current_database() AND pid <> pg_backend_pid()`)
 		require.NoError(t, err)
@@ -152,9 +152,9 @@ func TestSIDLeaseTakeoverNeverOverlaps(t *testing.T) {
 		require.Equal(t, sid, taker.SID())
 		first, err := taker.New()
 		require.NoError(t, err)
-		takerMinted := time.Now()
+		takerFirst := time.Now()
 
-		// The old holder finds out: its heartbeat updates no row.
+		// The old holder finds out: its renewal updates no row.
 		deadline := time.Now().Add(30 * time.Second)
 		for {
 			oldLog.Mu.Lock()
@@ -168,7 +168,7 @@ func TestSIDLeaseTakeoverNeverOverlaps(t *testing.T) {
 		oldLog.Mu.Lock()
 		defer oldLog.Mu.Unlock()
 		require.ErrorIs(t, oldLog.Err, sidlease.ErrLeaseLost, "the old holder did not stop")
-		require.True(t, oldLog.Last.Before(takerMinted), "the old holder minted at %s, after the taker at %s", oldLog.Last, takerMinted)
+		require.True(t, oldLog.Last.Before(takerFirst), "the old holder made an ID at %s, after the taker at %s", oldLog.Last, takerFirst)
 		require.NotContains(t, oldLog.IDs, first)
 		for _, id := range oldLog.IDs {
 			require.Equal(t, sid, id.SID())
@@ -198,7 +198,7 @@ func TestSIDLeaseNoDuplicates(t *testing.T) {
 			for len(ids) < each {
 				id, err := leases[i].NewWait(ctx)
 				if errors.Is(err, sidlease.ErrLeaseLost) {
-					time.Sleep(time.Millisecond) // a slow heartbeat on a busy machine: wait for the next
+					time.Sleep(time.Millisecond) // a slow renewal on a busy machine: wait for the next
 					continue
 				}
 				if err != nil {
@@ -209,7 +209,7 @@ func TestSIDLeaseNoDuplicates(t *testing.T) {
 			out[i] = ids
 			return nil
 		})
-		// A holder whose heartbeat came late on a busy machine claims a SID
+		// A holder whose renewal came late on a busy machine claims a SID
 		// again, maybe another: its IDs need not share one SID.
 		var all []ulidflake.ID
 		for _, ids := range out {
@@ -224,7 +224,7 @@ func TestSIDLeaseNoDuplicates(t *testing.T) {
 }
 
 // A server restart ends every session; the leases keep their SIDs or take
-// others, and mint again.
+// others, and make IDs again.
 func TestSIDLeaseSurvivesServerRestart(t *testing.T) {
 	t.Parallel()
 	srv := pgtest.NewContainer(t)

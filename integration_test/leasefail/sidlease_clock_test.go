@@ -19,10 +19,10 @@ import (
 
 // Holders whose clocks disagree (directly and through PgBouncer in both
 // modes): a holder whose clock runs ahead of the server's (within
-// MaxClockAhead) mints, then hands its SID on; the next holder, with a
-// correct clock, mints only above every ID the first made. A holder whose
+// MaxClockAhead) makes IDs, then hands its SID on; the next holder, with a
+// correct clock, makes IDs only above every ID the first made. A holder whose
 // clock is further ahead is refused (ErrClockAhead) and frees the SID; one
-// whose clock steps ahead while it holds its SID stops minting until the
+// whose clock steps ahead while it holds its SID stops making IDs until the
 // clock is back. A row whose ceiling is an hour ahead (left by a holder of
 // an earlier version) is refused by the next (ErrClockBehindFloor).
 func TestSIDLeaseSkewedClocks(t *testing.T) {
@@ -70,14 +70,14 @@ func TestSIDLeaseSkewedClocks(t *testing.T) {
 		require.Eventually(t, func() bool {
 			_, err := stepped.New()
 			return errors.Is(err, sidlease.ErrClockAhead)
-		}, 30*time.Second, 5*time.Millisecond, "a clock 3s ahead still mints")
+		}, 30*time.Second, 5*time.Millisecond, "a clock 3s ahead still makes IDs")
 		_, err = stepped.NewWait(ctx)
 		require.ErrorIs(t, err, sidlease.ErrClockAhead, "NewWait does not wait for a clock")
 		step.Store(0)
 		require.Eventually(t, func() bool {
 			_, err := stepped.New()
 			return err == nil
-		}, 30*time.Second, 5*time.Millisecond, "the clock is back, the lease does not mint")
+		}, 30*time.Second, 5*time.Millisecond, "the clock is back, the lease makes no ID")
 		require.NoError(t, stepped.Close())
 
 		far := ulidflake.DefaultEpoch().MinID(time.Now().Add(time.Hour))
@@ -98,7 +98,7 @@ func TestSIDLeaseSkewedClocks(t *testing.T) {
 }
 
 // A new holder whose clock steps back after its claim, before it made any
-// ID, still mints only above every ID of the previous holder: the claim's
+// ID, still makes IDs only above every ID of the previous holder: the claim's
 // floor stays with the lease, not with a generator that has no last ID.
 // The previous holder ran ahead of the server (within MaxClockAhead), the
 // new one steps back further than V plus MaxClockAhead.

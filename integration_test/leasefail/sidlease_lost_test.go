@@ -58,12 +58,12 @@ func loseWrites(t *testing.T, db *pgtest.DB, ns string, sid int, r leaseRow) {
 
 // A failover that loses a claim, emulated on one server: the row goes back
 // to what the replica held before the claim (its old token, expired), and a
-// second instance claims the SID there. The first holder's heartbeat must
+// second instance claims the SID there. The first holder's renewal must
 // not pass for the second's: the first stops, and no ID is made twice.
 //
 // The first holder's statements wait meanwhile (its pool's one connection
 // is held): the row is free from the lost claim until the second claims
-// it, and the first, once a heartbeat found its claim gone, would claim it
+// it, and the first, once a renewal found its claim gone, would claim it
 // again at its next tick and leave none for the second (ErrNoFreeSID), as
 // it did whenever the second's Acquire took more than V/2 to claim.
 func TestSIDLeaseLostClaim(t *testing.T) {
@@ -89,7 +89,7 @@ func TestSIDLeaseLostClaim(t *testing.T) {
 		defer next.Close()
 		require.Equal(t, sid, next.SID())
 		nextLog := itest.MintUntil(next, stop)
-		time.Sleep(3 * testValidity) // both alive: the old holder's heartbeats run against the new claim
+		time.Sleep(3 * testValidity) // both alive: the old holder's renewals run against the new claim
 		close(stop)
 
 		oldLog.Mu.Lock()
@@ -101,16 +101,16 @@ func TestSIDLeaseLostClaim(t *testing.T) {
 		require.NotEmpty(t, nextLog.IDs)
 		requireNoDuplicates(t, oldLog.IDs, nextLog.IDs)
 		_, err = old.New()
-		require.ErrorIs(t, err, sidlease.ErrLeaseLost, "the old holder mints again")
+		require.ErrorIs(t, err, sidlease.ErrLeaseLost, "the old holder makes IDs again")
 		require.ErrorIs(t, err, sidlease.ErrNoFreeSID, "the cause: its claims since")
 		require.Equal(t, 1, strings.Count(err.Error(), "sidlease:"), "the package's prefix once: %s", err)
 	})
 }
 
 // The ceiling is lost the same way: a holder whose clock runs ahead (within
-// sidlease.MaxClockAhead) mints and stops; the row goes back to what a
+// sidlease.MaxClockAhead) makes IDs and stops; the row goes back to what a
 // replica held before its claim (no ceiling); the next holder, with a
-// correct clock, must still mint only above every ID the first made. The
+// correct clock, must still make IDs only above every ID the first made. The
 // validity is short so that the clock's lead is longer than it.
 func TestSIDLeaseLostCeiling(t *testing.T) {
 	t.Parallel()

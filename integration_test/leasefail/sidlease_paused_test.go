@@ -15,7 +15,7 @@ import (
 // A claimant paused between its claim and its proof for longer than the
 // claim's expiry (a busy machine, a stopped process), emulated by expiring
 // the claim while Acquire waits: Acquire claims again rather than fail, and
-// says so in its log. Nothing was minted under the expired claim.
+// says so in its log. No ID was made under the expired claim.
 func TestSIDLeaseClaimExpiresWhileAcquiring(t *testing.T) {
 	t.Parallel()
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {

@@ -94,7 +94,7 @@ func (p *partition) through(t *testing.T, u string) string {
 }
 
 // keepMinting calls New until stop closes, whatever it returns, and keeps
-// every ID: a holder that comes back must not mint what another made.
+// every ID: a holder that comes back must not make what another made.
 func keepMinting(l *sidlease.Lease, stop <-chan struct{}) func() []ulidflake.ID {
 	var mu sync.Mutex
 	var ids []ulidflake.ID
@@ -209,7 +209,7 @@ func TestSIDLeaseRefusesTemporaryTable(t *testing.T) {
 
 // TestSIDLeaseWildClockReading: the clock reads an hour ahead for a moment,
 // then right again. The IDs made meanwhile are refused (they reach the
-// ceiling), and the lease mints again within a few heartbeats, not an hour
+// ceiling), and the lease makes IDs again within a few renewals, not an hour
 // later; every ID it returns is above every ID it returned before.
 func TestSIDLeaseWildClockReading(t *testing.T) {
 	t.Parallel()
@@ -245,13 +245,13 @@ func TestSIDLeaseWildClockReading(t *testing.T) {
 		_, refused := mint(20 * time.Millisecond)
 		wild.Store(false)
 		require.Positive(t, refused, "IDs an hour ahead were returned")
-		// NewWait returns ErrClockAhead at once while the last heartbeat saw
-		// the wild reading; the next heartbeat, V/4 later, clears it.
+		// NewWait returns ErrClockAhead at once while the last renewal saw
+		// the wild reading; the next renewal, V/4 later, clears it.
 		var id ulidflake.ID
 		require.Eventually(t, func() bool {
 			id, err = l.NewWait(ctx)
 			return err == nil
-		}, 10*testValidity, testValidity/20, "the lease does not mint again once the clock is right")
+		}, 10*testValidity, testValidity/20, "the lease makes no ID again once the clock is right")
 		require.Greater(t, id, last)
 		require.Less(t, time.Until(ulidflake.DefaultEpoch().Time(id)), time.Minute, "an ID from the wild reading's time")
 	})

@@ -24,12 +24,12 @@ const validity = time.Second
 
 // A primary and an asynchronous streaming replica. The replica stops
 // receiving WAL; an instance then claims a SID on the primary, with its
-// clock ahead of the server's (within MaxClockAhead), and mints: its claim,
+// clock ahead of the server's (within MaxClockAhead), and makes IDs: its claim,
 // its renewals and its ceilings never reach the replica. The primary is
 // killed and the replica promoted; a second instance claims the same SID
 // there (the only free one), and the first instance's pool follows the
 // failover as a proxy or DNS name would. Both stay alive: the first must
-// not mint again, and no ID is made twice or out of order across them.
+// not make IDs again, and no ID is made twice or out of order across them.
 func TestFailoverLosesLeaseWrites(t *testing.T) {
 	t.Parallel()
 	for _, major := range pgtest.TopologyVersions(t) {
@@ -68,7 +68,7 @@ func TestFailoverLosesLeaseWrites(t *testing.T) {
 			close(stop)
 
 			_, err = old.New()
-			require.ErrorIs(t, err, sidlease.ErrLeaseLost, "the old holder mints on the new primary")
+			require.ErrorIs(t, err, sidlease.ErrLeaseLost, "the old holder makes IDs on the new primary")
 			o, n := oldIDs.wait(), nextIDs.wait()
 			require.NotEmpty(t, o)
 			require.NotEmpty(t, n)
@@ -130,7 +130,7 @@ type minted struct {
 func (m *minted) wait() []ulidflake.ID { <-m.done; return m.ids }
 
 // mint calls New on l until stop closes, in bursts of 100 (so that two
-// minting instances leave the servers some CPU), keeping every ID.
+// instances making IDs leave the servers some CPU), keeping every ID.
 func mint(l *sidlease.Lease, stop <-chan struct{}) *minted {
 	m := &minted{done: make(chan struct{})}
 	var once sync.Once

@@ -60,8 +60,8 @@ func counts(t *testing.T, r *sdkmetric.ManualReader) map[string]map[attribute.Di
 
 // A lease whose server sessions are ended by pg_terminate_backend, and
 // whose SID another instance takes meanwhile, finds it lost at its next
-// heartbeat: the adapter counts one loss, the claim before it, and the
-// heartbeats that proved the lease held, with the SIDs in use and the
+// renewal: the adapter counts one loss, the claim before it, and the
+// renewals that proved the lease held, with the SIDs in use and the
 // clock skew they read.
 func TestLeaseLoss(t *testing.T) {
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
