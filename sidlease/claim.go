@@ -268,7 +268,7 @@ func (l *Lease) claim(ctx context.Context) error {
 }
 
 // prove makes the claimed SID the lease's and renews it: the lease is held
-// from then on. When it cannot be held, the SID is freed before prove
+// from then on. When it cannot be held, the SID is released before prove
 // returns.
 func (l *Lease) prove(ctx context.Context, sid int, token int64, gen *flake.Generator) error {
 	l.mu.Lock()
@@ -403,7 +403,8 @@ func (l *Lease) renewed(token int64, validUntil time.Time, ceiling flake.ID, ahe
 	return true
 }
 
-// release frees a SID at once, if the token still holds it.
+// release gives a SID back at once (it is free), if the token still
+// holds it.
 func (l *Lease) release(sid int, token int64) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

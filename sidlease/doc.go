@@ -127,7 +127,7 @@
 //
 //   - every renewal reads the server's clock. A holder whose clock is more
 //     than [MaxClockAhead] ahead of it makes no ID: New returns
-//     [ErrClockAhead], and Acquire returns it and frees the SID;
+//     [ErrClockAhead], and Acquire returns it and releases the SID;
 //   - a holder never returns an ID at or above its ceiling: its own clock
 //     plus V at its last renewal, which the renewal records in
 //     minted_below, unless that is past the server's time plus V plus
@@ -137,8 +137,8 @@
 //   - a new holder makes IDs only above its floor: the higher of the row's
 //     minted_below and the server's time at its claim plus V plus
 //     MaxClockAhead. After its wait of V it waits until its clock passes
-//     the floor, for at most [MaxClockWait]; further behind, Acquire frees
-//     the SID and returns [ErrClockBehindFloor], which names both times.
+//     the floor, for at most [MaxClockWait]; further behind, Acquire
+//     releases the SID and returns [ErrClockBehindFloor], which names both times.
 //
 // The second term of the floor covers a lost ceiling: when a failover lost
 // the last holder's renewals, minted_below is stale, but that holder's

@@ -30,7 +30,7 @@ func ExampleAcquire() {
 	if err != nil {
 		panic(err) // sidlease.ErrNoFreeSID when 32 instances already hold one
 	}
-	defer lease.Close() // frees the SID at once
+	defer lease.Close() // releases the SID at once
 
 	id, err := lease.NewWait(ctx) // waits while the lease takes a SID again
 	if err != nil {

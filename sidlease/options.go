@@ -26,8 +26,8 @@ var (
 	// ErrClockBehindFloor: this instance's clock is further behind the
 	// floor of the SID Acquire claimed (its last holder's ceiling, or the
 	// server's clock plus V plus MaxClockAhead) than [MaxClockWait]: this
-	// clock, the server's or the last holder's is wrong. Acquire frees the
-	// SID. (flake.ErrClockBehind is another error: a generator's clock
+	// clock, the server's or the last holder's is wrong. Acquire releases
+	// the SID. (flake.ErrClockBehind is another error: a generator's clock
 	// behind its own last ID; [Lease.New] returns it as the generator does.)
 	ErrClockBehindFloor = errors.New("sidlease: this clock is more than MaxClockWait behind the SID's floor: " +
 		"fix the clock that is wrong (this one, the server's or the last holder's)")

@@ -68,7 +68,7 @@ func sids(leases []*sidlease.Lease) []int {
 }
 
 // 33 instances compete for 32 SIDs: 32 get distinct ones, the 33rd gets
-// ErrNoFreeSID; Close frees a SID at once.
+// ErrNoFreeSID; Close releases a SID at once.
 func TestSIDLease33Competing(t *testing.T) {
 	t.Parallel()
 	itest.LeasePaths(t, func(t *testing.T, db *pgtest.DB, pool *pgxpool.Pool) {

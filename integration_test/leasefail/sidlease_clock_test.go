@@ -21,7 +21,7 @@ import (
 // modes): a holder whose clock runs ahead of the server's (within
 // MaxClockAhead) makes IDs, then hands its SID on; the next holder, with a
 // correct clock, makes IDs only above every ID the first made. A holder whose
-// clock is further ahead is refused (ErrClockAhead) and frees the SID; one
+// clock is further ahead is refused (ErrClockAhead) and releases the SID; one
 // whose clock steps ahead while it holds its SID stops making IDs until the
 // clock is back. A row whose ceiling is an hour ahead (left by a holder of
 // an earlier version) is refused by the next (ErrClockBehindFloor).

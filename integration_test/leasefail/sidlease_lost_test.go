@@ -240,7 +240,7 @@ func TestSIDLeaseNewWaitWaitsForReclaim(t *testing.T) {
 
 // A validity of minutes works (2V used to overflow an int4 at 18 min):
 // Acquire claims a SID with an expiry 2V ahead and waits; its context ends
-// the wait and frees the SID.
+// the wait and releases the SID.
 func TestSIDLeaseLongValidity(t *testing.T) {
 	t.Parallel()
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
