@@ -107,9 +107,12 @@ func WithEpoch(e Epoch) Option {
 	return func(c *config) error { c.epoch = e; return nil }
 }
 
-// WithEntropy sets the entropy size n in bytes: each ID within a millisecond
-// adds a random step of 1 to 2^(8n)-1. Larger steps are less predictable
-// but use up a millisecond sooner. 1..3 stand-alone, 1..2 scalable; default 1.
+// WithEntropy sets the entropy size n in bytes, the Ulid-Flake spec's
+// entropy_size: each ID within a millisecond adds a random step of 1 to
+// 2^(8n)-1 to the randomness. Larger steps are less predictable but use up
+// a millisecond sooner. 1..3 stand-alone, 1..2 scalable; default 1. It is
+// a width, not what the steps are drawn from: oklog/ulid's entropy reader
+// is [WithRandom] here.
 func WithEntropy(n int) Option {
 	return func(c *config) error { c.entropy = n; return nil }
 }
@@ -140,11 +143,12 @@ func WithClock(now func() time.Time) Option {
 	}
 }
 
-// WithRandom replaces the source of randomness (by default the runtime's
-// ChaCha8Rand CSPRNG, math/rand/v2's top-level source, seeded from the
-// operating system, with a state per thread). The generator serialises calls
-// to it. Use it
-// in tests; production IDs need an unpredictable source.
+// WithRandom replaces what the random steps are drawn from (by default the
+// runtime's ChaCha8Rand CSPRNG, math/rand/v2's top-level rand.Source,
+// seeded from the operating system, with a state per thread): the
+// counterpart of oklog/ulid's entropy reader ([WithEntropy] is the step's
+// width). The generator serialises calls to it. Use it in tests;
+// production IDs need an unpredictable src.
 func WithRandom(src rand.Source) Option {
 	return func(c *config) error {
 		if src == nil {
