@@ -174,7 +174,7 @@ func NewGenerator(opts ...Option) (*Generator, error) { return flake.NewGenerato
 
 // Observer receives a generator's events (overflows, waits, clock steps)
 // for metrics: see [flake.Observer], [flake.Event], and the OpenTelemetry
-// adapter, package github.com/ulidflake/ulidflake/otel.
+// adapter, package github.com/ulidflake/ulidflake/otelulidflake.
 type Observer = flake.Observer
 
 // WithObserver sends the generator's events to o; see flake.WithObserver.

@@ -13,8 +13,8 @@
 #     and the examples are modules of their own. It does list pgx and GORM
 #     (this module requires them) and what their go.mod files bring
 #     (stretchr/testify through pgx's).
-#  3. the OpenTelemetry adapter (github.com/ulidflake/ulidflake/otel) is a
-#     module of its own: 1 and 2 are the graph of a user who does not
+#  3. the OpenTelemetry adapter (github.com/ulidflake/ulidflake/otelulidflake)
+#     is a module of its own: 1 and 2 are the graph of a user who does not
 #     import it, and a user who does links OpenTelemetry's API (otel and
 #     otel/metric, and xxhash, which otel/attribute uses) and nothing else
 #     beyond the standard library and this repository's modules: not the
@@ -100,21 +100,21 @@ import (
 	"go.opentelemetry.io/otel/metric/noop"
 
 	"github.com/ulidflake/ulidflake/flake"
-	ulidotel "github.com/ulidflake/ulidflake/otel"
+	"github.com/ulidflake/ulidflake/otelulidflake"
 )
 
 func main() {
-	o, _ := ulidotel.NewObserver(noop.NewMeterProvider())
+	o, _ := otelulidflake.NewObserver(noop.NewMeterProvider())
 	_, _ = flake.NewGenerator(flake.WithObserver(o))
 }
 GO
 go mod init scratch >/dev/null 2>&1
-go mod edit -require=$mod@v0.0.0 -replace=$mod="$root" -require=$mod/otel@v0.0.0 -replace=$mod/otel="$root/otel"
+go mod edit -require=$mod@v0.0.0 -replace=$mod="$root" -require=$mod/otelulidflake@v0.0.0 -replace=$mod/otelulidflake="$root/otelulidflake"
 go mod tidy >/dev/null 2>&1
 go build ./...
 want="github.com/cespare/xxhash/v2 go.opentelemetry.io/otel go.opentelemetry.io/otel/metric" # xxhash: otel/attribute's
-got=$(go list -deps -f '{{with .Module}}{{.Path}}{{end}}' . | grep -Fvx -e scratch -e $mod -e $mod/otel | sort -u | paste -sd' ' -)
-printf '%-22s links %s\n' /otel "$got"
+got=$(go list -deps -f '{{with .Module}}{{.Path}}{{end}}' . | grep -Fvx -e scratch -e $mod -e $mod/otelulidflake | sort -u | paste -sd' ' -)
+printf '%-22s links %s\n' /otelulidflake "$got"
 if [ "$got" != "$want" ]; then
 	echo "  want $want: the adapter links more than OpenTelemetry's API"
 	bad=1

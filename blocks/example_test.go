@@ -142,7 +142,7 @@ func ExampleWithObserver() {
 	// A database that does not answer: nothing listens on port 1.
 	db, _ := sql.Open("pgx", "postgres://app@127.0.0.1:1/app")
 	defer db.Close()
-	var obs failures // in production, the OpenTelemetry adapter (module otel)
+	var obs failures // in production, the OpenTelemetry adapter (module otelulidflake)
 	src, _ := blocks.NewSource(db, blocks.WithObserver(&obs), blocks.WithTimeout(200*time.Millisecond))
 	defer src.Close()
 	_, err := src.New()

@@ -7,8 +7,8 @@ import (
 
 // Observer receives a [Source]'s events ([WithObserver]), for metrics
 // (docs/observability.md). The OpenTelemetry adapter,
-// github.com/ulidflake/ulidflake/otel, is one, and also a flake.Observer
-// and a sidlease.Observer: one value for every source. The methods take
+// github.com/ulidflake/ulidflake/otelulidflake, is one, and also a
+// flake.Observer and a sidlease.Observer: one value for every source. The methods take
 // only the standard library's types, so that an adapter implements them
 // without importing this package.
 //

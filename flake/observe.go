@@ -7,9 +7,9 @@ import (
 
 // Observer receives a generator's events, for metrics: see
 // docs/observability.md, and the OpenTelemetry adapter,
-// github.com/ulidflake/ulidflake/otel. Events happen only off New's common
-// path (an overflow, a wait, a clock behind), and a generator without an
-// observer does no work for them. The other sources declare their own
+// github.com/ulidflake/ulidflake/otelulidflake. Events happen only off
+// New's common path (an overflow, a wait, a clock behind), and a generator
+// without an observer does no work for them. The other sources declare their own
 // events and observers (sidlease.Observer, blocks.Observer); the adapter
 // is all of them, one value to pass everywhere.
 //

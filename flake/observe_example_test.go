@@ -9,7 +9,8 @@ import (
 )
 
 // counts is an Observer that counts events by kind; a real one feeds
-// metrics (github.com/ulidflake/ulidflake/otel does, for OpenTelemetry).
+// metrics (github.com/ulidflake/ulidflake/otelulidflake does, for
+// OpenTelemetry).
 type counts struct{ n [16]atomic.Int64 }
 
 func (c *counts) Observe(e flake.Event) { c.n[e.Kind].Add(1) }

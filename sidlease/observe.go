@@ -10,7 +10,7 @@ import (
 // Observer receives a lease's events ([WithObserver]), each with the
 // lease's namespace, for metrics (docs/observability.md): its claims,
 // renewals and losses, and its generator's events. The OpenTelemetry
-// adapter, github.com/ulidflake/ulidflake/otel, is one, and also a
+// adapter, github.com/ulidflake/ulidflake/otelulidflake, is one, and also a
 // flake.Observer and a blocks.Observer: one value for every source. The
 // methods take only the standard library's types and package flake's, so
 // that an adapter implements them without importing this package (and

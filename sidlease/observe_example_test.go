@@ -13,8 +13,9 @@ import (
 )
 
 // lossLog is an Observer that logs lost leases and ignores the other
-// events; the OpenTelemetry adapter (github.com/ulidflake/ulidflake/otel)
-// turns every event into metrics.
+// events; the OpenTelemetry adapter
+// (github.com/ulidflake/ulidflake/otelulidflake) turns every event into
+// metrics.
 type lossLog struct{}
 
 func (lossLog) ObserveLeaseLoss(namespace string, sid int) {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/ulidflake/ulidflake/flake"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
-	"github.com/ulidflake/ulidflake/otel"
+	"github.com/ulidflake/ulidflake/otelulidflake"
 	"github.com/ulidflake/ulidflake/sidlease"
 )
 
@@ -68,7 +68,7 @@ func TestLeaseLoss(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		reader := sdkmetric.NewManualReader()
-		obs, err := otel.NewObserver(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+		obs, err := otelulidflake.NewObserver(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,14 +97,14 @@ func TestLeaseLoss(t *testing.T) {
 			WHERE namespace = 'observed' AND sid = $1`, lease.SID()); err != nil {
 			t.Fatal(err)
 		}
-		ns := attribute.NewSet(otel.NamespaceKey.String("observed"))
+		ns := attribute.NewSet(otelulidflake.NamespaceKey.String("observed"))
 		var got map[string]map[attribute.Distinct]float64
 		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 			if got = counts(t, reader); got["ulidflake.lease.losses"][ns.Equivalent()] > 0 {
 				break
 			}
 		}
-		ok := attribute.NewSet(otel.NamespaceKey.String("observed"), otel.OutcomeKey.String("ok"))
+		ok := attribute.NewSet(otelulidflake.NamespaceKey.String("observed"), otelulidflake.OutcomeKey.String("ok"))
 		if n := got["ulidflake.lease.losses"][ns.Equivalent()]; n != 1 {
 			t.Fatalf("losses %v, want 1", n)
 		}
@@ -134,7 +134,7 @@ func TestLeaseGeneratorEvents(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		reader := sdkmetric.NewManualReader()
-		obs, err := otel.NewObserver(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+		obs, err := otelulidflake.NewObserver(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +160,7 @@ func TestLeaseGeneratorEvents(t *testing.T) {
 			t.Fatal("no overflow in 10,000,000 calls of New")
 		}
 		got := counts(t, reader)["ulidflake.generator.overflows"]
-		ns := attribute.NewSet(otel.NamespaceKey.String("bursty"))
+		ns := attribute.NewSet(otelulidflake.NamespaceKey.String("bursty"))
 		if n := got[ns.Equivalent()]; n != float64(overflows) {
 			t.Errorf("overflows under the namespace %v, want %d (all: %v)", n, overflows, got)
 		}

@@ -1,13 +1,13 @@
-// Package otel records the events of ulidflake's generators, leases and
+// Package otelulidflake records the events of ulidflake's generators, leases and
 // block sources as OpenTelemetry metrics: its [Observer] is a
 // flake.Observer, a sidlease.Observer and a blocks.Observer, one value to
 // give every source of a process. It is a module of its own, so that an
 // application that does not import it has none of OpenTelemetry in its
 // module graph.
 //
-//	import ulidotel "github.com/ulidflake/ulidflake/otel" // beside go.opentelemetry.io/otel
+//	import "github.com/ulidflake/ulidflake/otelulidflake" // beside go.opentelemetry.io/otel
 //
-//	obs, err := ulidotel.NewObserver(otel.GetMeterProvider())
+//	obs, err := otelulidflake.NewObserver(otel.GetMeterProvider())
 //	gen, err := flake.NewGenerator(flake.WithObserver(obs))
 //	lease, err := sidlease.Acquire(ctx, pool, "orders", sidlease.WithObserver(obs))
 //	src, err := blocks.NewSource(db, blocks.WithObserver(obs))
@@ -21,7 +21,7 @@
 // ulidflake.outcome, "ok" or "error" (a wait that ended with an error:
 // the caller got no ID); blocks ended carry ulidflake.block.end,
 // "used_up" or "expired".
-package otel
+package otelulidflake
 
 import (
 	"context"
@@ -37,7 +37,7 @@ import (
 
 // ScopeName is the instrumentation scope (the meter's name) of the
 // metrics.
-const ScopeName = "github.com/ulidflake/ulidflake/otel"
+const ScopeName = "github.com/ulidflake/ulidflake/otelulidflake"
 
 // Attribute keys.
 const (

@@ -13,7 +13,7 @@ import (
 	"github.com/ulidflake/ulidflake/blocks"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 	"github.com/ulidflake/ulidflake/migrations"
-	"github.com/ulidflake/ulidflake/otel"
+	"github.com/ulidflake/ulidflake/otelulidflake"
 )
 
 // A Source's first call reserves a block of 8 and waits for it; the
@@ -27,7 +27,7 @@ func TestBlocks(t *testing.T) {
 		t.Parallel()
 		set := func(kv ...attribute.KeyValue) attribute.Distinct { s := attribute.NewSet(kv...); return s.Equivalent() }
 		reader := sdkmetric.NewManualReader()
-		obs, err := otel.NewObserver(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+		obs, err := otelulidflake.NewObserver(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +48,7 @@ func TestBlocks(t *testing.T) {
 			}
 		}
 		take(8)
-		ok := set(otel.OutcomeKey.String("ok"))
+		ok := set(otelulidflake.OutcomeKey.String("ok"))
 		for deadline := time.Now().Add(time.Minute); counts(t, reader)["ulidflake.block.reservations"][ok] < 2; {
 			if time.Now().After(deadline) {
 				t.Fatal("no block reserved ahead")
@@ -67,7 +67,7 @@ func TestBlocks(t *testing.T) {
 		missing.Close()
 
 		got := counts(t, reader)
-		failed := set(otel.OutcomeKey.String("error"))
+		failed := set(otelulidflake.OutcomeKey.String("error"))
 		for _, c := range []struct {
 			name  string
 			set   attribute.Distinct
@@ -78,7 +78,7 @@ func TestBlocks(t *testing.T) {
 			{"ulidflake.block.reserved_ids", set(), 16},
 			{"ulidflake.block.reserve.duration", ok, 2},
 			{"ulidflake.block.reserve.duration", failed, 1},
-			{"ulidflake.block.ends", set(otel.BlockEndKey.String("used_up")), 1},
+			{"ulidflake.block.ends", set(otelulidflake.BlockEndKey.String("used_up")), 1},
 			{"ulidflake.block.wait.duration", ok, 1},
 			{"ulidflake.block.wait.duration", failed, 1},
 		} {

@@ -1,4 +1,4 @@
-package otel_test
+package otelulidflake_test
 
 import (
 	"context"
@@ -9,14 +9,14 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/ulidflake/ulidflake/flake"
-	"github.com/ulidflake/ulidflake/otel"
+	"github.com/ulidflake/ulidflake/otelulidflake"
 )
 
 func ExampleNewObserver() {
 	// An application passes its MeterProvider (otel.GetMeterProvider() of
 	// go.opentelemetry.io/otel); this one is read by hand.
 	reader := sdkmetric.NewManualReader()
-	obs, err := otel.NewObserver(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+	obs, err := otelulidflake.NewObserver(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
 	if err != nil {
 		panic(err)
 	}

@@ -1,4 +1,4 @@
-module github.com/ulidflake/ulidflake/otel
+module github.com/ulidflake/ulidflake/otelulidflake
 
 go 1.25.0
 

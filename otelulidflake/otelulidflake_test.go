@@ -1,4 +1,4 @@
-package otel_test
+package otelulidflake_test
 
 import (
 	"context"
@@ -13,14 +13,14 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/ulidflake/ulidflake/flake"
-	"github.com/ulidflake/ulidflake/otel"
+	"github.com/ulidflake/ulidflake/otelulidflake"
 )
 
 // meter returns an Observer and the reader of its metrics.
-func meter(t *testing.T) (*otel.Observer, *sdkmetric.ManualReader) {
+func meter(t *testing.T) (*otelulidflake.Observer, *sdkmetric.ManualReader) {
 	t.Helper()
 	r := sdkmetric.NewManualReader()
-	obs, err := otel.NewObserver(sdkmetric.NewMeterProvider(sdkmetric.WithReader(r)))
+	obs, err := otelulidflake.NewObserver(sdkmetric.NewMeterProvider(sdkmetric.WithReader(r)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,8 +43,8 @@ func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]map[attribute.D
 	}
 	got := map[string]map[attribute.Distinct]point{}
 	for _, sm := range rm.ScopeMetrics {
-		if sm.Scope.Name != otel.ScopeName {
-			t.Errorf("scope %q, want %q", sm.Scope.Name, otel.ScopeName)
+		if sm.Scope.Name != otelulidflake.ScopeName {
+			t.Errorf("scope %q, want %q", sm.Scope.Name, otelulidflake.ScopeName)
 		}
 		for _, m := range sm.Metrics {
 			ps := map[attribute.Distinct]point{}
@@ -170,7 +170,7 @@ func TestClockStep(t *testing.T) {
 // lease's generator's events, the namespace.
 func TestAttributes(t *testing.T) {
 	obs, r := meter(t)
-	ns := otel.NamespaceKey.String("orders")
+	ns := otelulidflake.NamespaceKey.String("orders")
 	obs.ObserveLeaseClaim("orders", 4, 3*time.Second, nil)
 	obs.ObserveLeaseClaim("orders", -1, 0, errors.New("no free SID"))
 	obs.ObserveLeaseRenew("orders", 4, -250*time.Millisecond, 7, nil)
@@ -191,7 +191,7 @@ func TestAttributes(t *testing.T) {
 		set := attribute.NewSet(kv...)
 		return set.Equivalent()
 	}
-	ok, failed := otel.OutcomeKey.String("ok"), otel.OutcomeKey.String("error")
+	ok, failed := otelulidflake.OutcomeKey.String("ok"), otelulidflake.OutcomeKey.String("error")
 	for _, c := range []struct {
 		name  string
 		set   attribute.Distinct
@@ -211,8 +211,8 @@ func TestAttributes(t *testing.T) {
 		{"ulidflake.block.reserved_ids", at(), 1000},
 		{"ulidflake.block.reserve.duration", at(ok), 1},
 		{"ulidflake.block.reserve.duration", at(failed), 1},
-		{"ulidflake.block.ends", at(otel.BlockEndKey.String("used_up")), 1},
-		{"ulidflake.block.ends", at(otel.BlockEndKey.String("expired")), 2},
+		{"ulidflake.block.ends", at(otelulidflake.BlockEndKey.String("used_up")), 1},
+		{"ulidflake.block.ends", at(otelulidflake.BlockEndKey.String("expired")), 2},
 		{"ulidflake.block.dropped_ids", at(), 1000},
 		{"ulidflake.block.wait.duration", at(ok), 1},
 		{"ulidflake.block.wait.duration", at(failed), 1},

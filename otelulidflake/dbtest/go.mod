@@ -1,10 +1,10 @@
-module github.com/ulidflake/ulidflake/otel/dbtest
+module github.com/ulidflake/ulidflake/otelulidflake/dbtest
 
 go 1.25.0
 
 replace github.com/ulidflake/ulidflake => ../..
 
-replace github.com/ulidflake/ulidflake/otel => ..
+replace github.com/ulidflake/ulidflake/otelulidflake => ..
 
 replace github.com/ulidflake/ulidflake/internal/pgtest => ../../internal/pgtest
 
@@ -12,7 +12,7 @@ require (
 	github.com/jackc/pgx/v5 v5.13.0
 	github.com/ulidflake/ulidflake v0.0.0
 	github.com/ulidflake/ulidflake/internal/pgtest v0.0.0
-	github.com/ulidflake/ulidflake/otel v0.0.0
+	github.com/ulidflake/ulidflake/otelulidflake v0.0.0
 	go.opentelemetry.io/otel v1.46.0
 	go.opentelemetry.io/otel/sdk/metric v1.46.0
 )
