@@ -9,9 +9,9 @@ import (
 // docs/observability.md, and the OpenTelemetry adapter,
 // github.com/ulidflake/ulidflake/otelulidflake. Events happen only off
 // New's common path (an overflow, a wait, a clock behind), and a generator
-// without an observer does no work for them. The other sources declare their own
-// events and observers (sidlease.Observer, blocks.Observer); the adapter
-// is all of them, one value to pass everywhere.
+// without an observer does no work for them. The other sources declare
+// their own events and observers (sidlease.Observer, blocks.Observer); the
+// adapter is all of them, one value to pass everywhere.
 //
 // Observe is called synchronously, from the goroutine that met the event,
 // possibly from many at once: it must be safe for concurrent use, return

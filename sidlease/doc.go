@@ -138,7 +138,8 @@
 //     minted_below and the server's time at its claim plus V plus
 //     MaxClockAhead. After its wait of V it waits until its clock passes
 //     the floor, for at most [MaxClockWait]; further behind, Acquire
-//     releases the SID and returns [ErrClockBehindFloor], which names both times.
+//     releases the SID and returns [ErrClockBehindFloor], which names both
+//     times.
 //
 // The second term of the floor covers a lost ceiling: when a failover lost
 // the last holder's renewals, minted_below is stale, but that holder's
