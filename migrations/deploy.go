@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ulidflake/ulidflake/flake"
@@ -177,6 +178,33 @@ func trusted(ctx context.Context, tx execer, table string) error {
 	}
 	if foreign.Valid {
 		return fmt.Errorf("%w: %s; drop what that role made, or give it to the install's owner (REASSIGN OWNED BY ... TO ...); only if that role is meant to own the install, run Migrate as it", ErrForeignOwner, foreign.String)
+	}
+	return nil
+}
+
+// secondInstall returns [ErrSchema] when the database holds an install
+// (the sequence ulid_flake_seq of version 1) in a schema other than the
+// pinned one, where Migrate without [WithSchema] would begin another: two
+// installs in one database keep two offsets, two epochs and two SIDs, and
+// their IDs can repeat. The error names the schemas to pass to WithSchema.
+// An install in a second schema, on purpose, is made with WithSchema.
+func secondInstall(ctx context.Context, tx execer) error {
+	var others sql.NullString
+	if err := tx.QueryRowContext(ctx, `SELECT pg_catalog.string_agg(n.nspname::pg_catalog.text, pg_catalog.chr(10) ORDER BY n.nspname)
+		FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+		WHERE c.relname OPERATOR(pg_catalog.=) 'ulid_flake_seq' AND c.relkind OPERATOR(pg_catalog.=) 'S'
+			AND n.nspname OPERATOR(pg_catalog.<>) pg_catalog.current_schema()
+			AND NOT pg_catalog.starts_with(n.nspname::pg_catalog.text, 'pg_temp_')`).Scan(&others); err != nil {
+		return fmt.Errorf("migrations: looking for other installs: %w", err)
+	}
+	if others.Valid {
+		var here string
+		if err := tx.QueryRowContext(ctx, `SELECT pg_catalog.current_schema()`).Scan(&here); err != nil {
+			return fmt.Errorf("migrations: looking for other installs: %w", err)
+		}
+		names := strings.Split(others.String, "\n")
+		return fmt.Errorf("%w: this database has an install in schema %q already, and none in %q, the first schema of search_path: pass WithSchema(%q) to reach it; for a second, separate install on purpose, pass WithSchema(%q)",
+			ErrSchema, strings.Join(names, `", "`), here, names[0], here)
 	}
 	return nil
 }

@@ -34,7 +34,10 @@ var (
 	ErrAhead = errors.New("migrations: the database is ahead of this build")
 	// ErrSchema: the schema cannot be the install schema: search_path does
 	// not read it as itself ("$user", a schema that does not exist), or
-	// the search_path names no schema that exists.
+	// the search_path names no schema that exists; or, without
+	// [WithSchema], the database has no install there but one in another
+	// schema (the error names it: pass WithSchema with it, or WithSchema
+	// with the new schema for a second install on purpose).
 	ErrSchema = errors.New("migrations: not an install schema")
 	// ErrForeignOwner: the install schema is not the installer's alone:
 	// a role other than the one running Migrate (or a superuser) owns it

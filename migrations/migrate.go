@@ -264,6 +264,11 @@ func step(ctx context.Context, db *sql.DB, o options, table string, all []Migrat
 		if current, err = adopt(ctx, tx, table, all); err != nil {
 			return Step{}, false, err
 		}
+		if current == 0 && o.schema == "" {
+			if err := secondInstall(ctx, tx); err != nil {
+				return Step{}, false, err
+			}
+		}
 	}
 	steps := plan(current, target, all)
 	if len(steps) == 0 {
