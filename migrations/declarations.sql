@@ -22,7 +22,7 @@ CREATE FUNCTION ulid_flake() RETURNS bigint
 CREATE FUNCTION ulid_flake_scalable(sid integer DEFAULT NULL) RETURNS bigint
 	LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'ulidflake declarations.sql is for tools: install the migrations'; END$$;
 
--- Migration 009. n new IDs (1 to 65536), ascending, made by the generator
+-- Migration 005. n new IDs (1 to 65536), ascending, made by the generator
 -- DEFAULT uses on this node: blocks of IDs for package blocks.
 CREATE FUNCTION ulid_flake_block(n integer) RETURNS bigint[]
 	LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'ulidflake declarations.sql is for tools: install the migrations'; END$$;
@@ -54,7 +54,7 @@ CREATE FUNCTION ulid_flake_min(t timestamp with time zone) RETURNS bigint
 CREATE FUNCTION ulid_flake_max(t timestamp with time zone) RETURNS bigint
 	LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'ulidflake declarations.sql is for tools: install the migrations'; END$$;
 
--- What the generators read: the epoch (Unix ms) and the SID in force.
+-- What the generators read: the epoch (Unix ms), and the SID in force.
 CREATE FUNCTION ulid_flake_epoch_ms() RETURNS bigint
 	LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'ulidflake declarations.sql is for tools: install the migrations'; END$$;
 
