@@ -5,12 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ulidflake/ulidflake/blocks"
+	"github.com/ulidflake/ulidflake/flake"
 	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 	"github.com/ulidflake/ulidflake/migrations"
@@ -235,5 +237,63 @@ func TestPlantedOutOfRangeRefused(t *testing.T) {
 		_, err = migrations.Migrate(ctx, sdb)
 		require.NoError(t, err)
 		checkVersion5(t, sdb, "")
+	})
+}
+
+// TestUpgradeFromVersion4InPlace: a database at 0.1.0's version 4 that has
+// made IDs upgrades in place to version 5 (Migrate to 4, then up): the
+// offset it recorded is kept, the epoch is the one version 4 gave its
+// sessions, this node gets its row, and new IDs repeat none of the old
+// ones and sort after them; a Down to 4 and up again keep all of it.
+func TestUpgradeFromVersion4InPlace(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		sdb := itest.EmptyDB(t, db.Server)
+		_, err := migrations.Migrate(ctx, sdb, migrations.WithTarget(4))
+		require.NoError(t, err)
+		ids := func() []int64 {
+			t.Helper()
+			var out []int64
+			rows, err := sdb.QueryContext(ctx, `SELECT ulid_flake() FROM generate_series(1, 500) UNION ALL SELECT ulid_flake_scalable(3) FROM generate_series(1, 500)`)
+			require.NoError(t, err)
+			defer rows.Close()
+			for rows.Next() {
+				var id int64
+				require.NoError(t, rows.Scan(&id))
+				out = append(out, id)
+			}
+			require.NoError(t, rows.Err())
+			return out
+		}
+		offset := func() (o int64) {
+			t.Helper()
+			require.NoError(t, sdb.QueryRowContext(ctx, `SELECT "offset" FROM ulid_flake_state`).Scan(&o))
+			return
+		}
+		old, off := ids(), offset()
+		steps, err := migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
+		require.Len(t, steps, 1)
+		require.Equal(t, off, offset(), "the offset version 4 recorded")
+		var epoch int64
+		var rows int
+		require.NoError(t, sdb.QueryRowContext(ctx, `SELECT ulid_flake_epoch_ms(), (SELECT count(*) FROM ulid_flake_nodes n JOIN ulid_flake_state s ON s.node_id = n.node_id)`).Scan(&epoch, &rows))
+		require.Equal(t, flake.DefaultEpoch().UnixMilli(), epoch)
+		require.Equal(t, 1, rows, "this node's row")
+		fresh := ids()
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(4))
+		require.NoError(t, err)
+		require.Equal(t, off, offset())
+		again := ids()
+		_, err = migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
+		require.Equal(t, off, offset())
+		last := ids()
+		all := slices.Concat(old, fresh, again, last)
+		slices.Sort(all)
+		require.Len(t, slices.Compact(all), 4000, "no ID repeats across the upgrade, the Down and the upgrade again")
+		require.Less(t, slices.Max(old), slices.Min(last), "IDs after the upgrade sort after the old ones")
 	})
 }
