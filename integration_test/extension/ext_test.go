@@ -341,9 +341,9 @@ func TestExtensionUniqueAcrossBackends(t *testing.T) {
 }
 
 // TestExtensionEpochDuringUpgrade: a session that calls ulid_flake_next
-// while migration 7 is installing (its ALTER TABLE holds the state's
+// while migration 5 is installing (its ALTER TABLE holds the state's
 // lock) waits, and then, and on every later call, uses the epoch version
-// 7 fixed, not its own setting, as ulid_flake() does.
+// 5 fixed, not its own setting, as ulid_flake() does.
 func TestExtensionEpochDuringUpgrade(t *testing.T) {
 	t.Parallel()
 	run(t, func(t *testing.T, db *pgtest.DB) {
@@ -368,7 +368,7 @@ func TestExtensionEpochDuringUpgrade(t *testing.T) {
 		var id int64
 		tx, err := installer.Begin(ctx)
 		require.NoError(t, err)
-		_, err = tx.Exec(ctx, all[6].Up)
+		_, err = tx.Exec(ctx, all[4].Up)
 		require.NoError(t, err)
 		done := make(chan error, 1)
 		go func() { done <- caller.QueryRow(ctx, `SELECT `+next).Scan(&id) }()
@@ -382,7 +382,7 @@ func TestExtensionEpochDuringUpgrade(t *testing.T) {
 			require.NoError(t, db.QueryRow(ctx, `SELECT count(*) > 0 FROM pg_stat_activity
 				WHERE pid = $1 AND wait_event_type = 'Lock'`, caller.PgConn().PID()).Scan(&waiting))
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO ulid_flake_migrations (version, name) VALUES (7, $1)`, all[6].Name)
+		_, err = tx.Exec(ctx, `INSERT INTO ulid_flake_migrations (version, name) VALUES (5, $1)`, all[4].Name)
 		require.NoError(t, err)
 		require.NoError(t, tx.Commit(ctx))
 		require.NoError(t, <-done)

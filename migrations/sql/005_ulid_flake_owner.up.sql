@@ -1,41 +1,29 @@
--- ulidflake 005: from 0.1.0's version 4 to what the generators read being
--- the install owner's alone.
+-- ulidflake 005: from 0.1.0's version 4, what the generators read is the
+-- install owner's alone.
 --
 -- * The install schema is the installer's alone: ulid_flake_alone(schema)
---   refuses (55U05) a schema that another role owns, may create in, or
---   holds objects of the install's names in. This file, its down, and
---   Migrate before every step call it first; so do the owner's functions.
---   No other role can create here, so no function of another role's is
---   adopted or called, and nothing needs to check owners function by
---   function.
--- * Every body that calls another function of the install is SQL-standard
---   (RETURN, BEGIN ATOMIC): its calls are bound by object id when it is
---   created, so neither search_path nor an overload made later (a
---   defaulted argument: ulid_flake(integer DEFAULT 0)) changes or stops
---   it. The PL/pgSQL functions call none: each owner's function is a
---   BEGIN ATOMIC body that checks the schema and hands what it read
---   (ulid_flake_epoch_ms(), ulid_flake_node_sid()) to ulid_flake_node_sync.
--- * What the generators read is fixed by the install's owner: the epoch
---   (ulid_flake_set_epoch), the SID (ulid_flake_set_sid) and the offset
---   (drawn again on a copy) are constants in the generators' bodies, which
---   ulid_flake_node_sync writes again at each change, and in SQL functions
---   the planner inlines, ulid_flake_epoch_ms() and ulid_flake_node_sid(),
---   replaced in place (the same object id; STABLE, not IMMUTABLE, so that
---   a cached plan is made again); ulid_flake_state records them, where the
---   C extension reads them. The generators keep version 4's formula (mod
---   is int8mod, as its %) and the range check of the clock.
---   The settings ulid_flake.epoch_ms and ulid_flake.sid are read once,
---   here: the epoch version 4 gave the installing session (migrations.
---   WithEpoch sets it), the SID it gave the database's sessions; refused
---   (55000 epoch, 55U06 SID) when other sessions had another.
--- * A mesh knows its writers (ulid_flake_nodes; refusals 55U01 to 55U04),
---   ulid_flake_at(t) makes IDs for backfills, prefixed text forms,
---   ulid_flake_block(n) for package blocks, and a time outside the epoch's
---   range names the fix (ulid_flake_out_of_range).
+--   refuses (55U05) a schema another role owns, may create in, or holds
+--   objects of the install's names in. This file, its down, Migrate before
+--   every step and the owner's functions call it first, so no function of
+--   another role's is adopted or called and no owner is checked one by one.
+-- * A body that calls another function of the install is SQL-standard
+--   (RETURN, BEGIN ATOMIC), bound by object id when it is created: no
+--   search_path and no overload made later (a defaulted argument) changes
+--   or stops it. The owner's functions hand what they read to
+--   ulid_flake_node_sync, PL/pgSQL that calls no function of the install.
+-- * The epoch, the SID and the offset are fixed by the owner: constants in
+--   the generators' bodies (version 4's formula; mod is its %), written
+--   again at each change, and in ulid_flake_epoch_ms() and
+--   ulid_flake_node_sid(), which the planner inlines (STABLE: a cached
+--   plan is made again when they are replaced in place); ulid_flake_state
+--   records them for the C extension. The settings are read once, here
+--   (refused when other sessions had another: 55000 epoch, 55U06 SID).
+-- * A mesh knows its writers (ulid_flake_nodes, 55U01 to 55U04); and
+--   ulid_flake_at, prefixed text forms, ulid_flake_block, and a time out
+--   of the epoch's range that names the fix.
 --
--- Statements run with search_path pinned to the install schema (pg_catalog
--- is searched first); operators in bodies are qualified; PL/pgSQL bodies
--- keep search_path = the install schema, pg_temp (SET ... FROM CURRENT).
+-- search_path is pinned to the install schema (pg_catalog first);
+-- operators are qualified; PL/pgSQL has search_path = pg_catalog, pg_temp.
 SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.current_schema()), true);
 
 -- ulid_flake_alone(schema): refuses (55U05) an install schema that is not the
@@ -360,38 +348,29 @@ REVOKE ALL ON TABLE ulid_flake_nodes FROM PUBLIC;
 
 
 -- ulid_flake_node_sync(mode, arg, force, node, cur_epoch, cur_sid): the one
--- function that writes what the generators read (their bodies included),
--- under the state's row lock; it calls no function of the install (the callers below hand it
--- ulid_flake_epoch_ms() and ulid_flake_node_sid(), bound by object id).
--- Refused first (42501) when another role may write ulid_flake_state or
--- ulid_flake_nodes or set the sequence, or a trigger is on the tables: it
--- would run as the owner. mode:
+-- function that writes the state and the generators' bodies, under the
+-- state's row lock, calling no function of the install (its callers hand
+-- it ulid_flake_epoch_ms() and ulid_flake_node_sid()). Refused first
+-- (42501) while another role may write ulid_flake_state or _nodes or set
+-- the sequence, or a trigger is on the tables. mode:
 -- * 'offset' (ulid_flake_build): the offset arg, 0 to 1048574 (22003);
--- * 'epoch' (ulid_flake_set_epoch): the epoch arg, 0 to 244606207777792
---   Unix ms (22023); once rows may hold IDs (the sequence has made IDs,
---   there is no state row, or a column's default draws from the generators
---   or the sequence, or a column is of the domain ulid_flake_id), refused
---   (55000) unless force: a new epoch moves their times, a later one makes
---   new IDs repeat their timestamps, and a statement in flight keeps the
---   old one;
--- * 'check' (ulid_flake_check_node), 'set' (ulid_flake_set_sid, SID arg),
---   'new' (ulid_flake_new_node, SID arg), 'adopt' (ulid_flake_adopt_node),
---   'retire' (ulid_flake_retire_node, node): the mesh. Refused, the message
---   starting "ulid_flake mesh:", with one SQLSTATE per refusal
---   (migrations.ErrMesh):
---   55U01: the instance is not the one this node's row recorded (another
---     system or database: a restore, a template; another timeline: a
---     promoted replica or a pg_basebackup clone) while other nodes' rows
---     are here, until the operator says whether it replaces that node
---     ('adopt') or is a new one ('new': a new identity, a new offset, its
---     own SID). With no other node's row it is recorded as before: another
---     system or database gets a new identity and offset, another timeline
---     keeps both;
---   55U02: another node's row holds the SID;
---   55U03: a subscription copies ulid_flake_state into this database;
---   55U04: the node has a SID, or other nodes' rows are here, and a column
---     of a table it publishes or receives takes its default from
---     ulid_flake(), which ignores the SID.
+-- * 'epoch' (ulid_flake_set_epoch): arg, 0 to 244606207777792 Unix ms
+--   (22023); refused (55000) unless force once rows may hold IDs (the
+--   sequence has made IDs, no state row, a column's default draws from the
+--   generators or the sequence, a column of ulid_flake_id): a new epoch
+--   moves their times or repeats their timestamps;
+-- * 'check', 'set' (SID arg), 'new' (SID arg), 'adopt', 'retire' (node):
+--   the mesh, refused with "ulid_flake mesh:" and one SQLSTATE each:
+--   55U01 the instance is not the one this node's row recorded (another
+--     system or database; another timeline: a promoted replica or a clone)
+--     while other nodes' rows are here, until 'adopt' (it replaces that
+--     node) or 'new' (a new identity, offset and SID); with no other
+--     node's row, another system or database gets a new identity and
+--     offset, another timeline keeps both;
+--   55U02 another node's row holds the SID;
+--   55U03 a subscription copies ulid_flake_state here;
+--   55U04 a replicated column's default is ulid_flake(), which ignores
+--     the SID, while the node has one or other nodes' rows are here.
 --   Then it writes this node's row.
 -- It returns true when it drew a new offset. Its body holds the install
 -- schema as a quoted literal (@schema@) and identifier (@s@).
