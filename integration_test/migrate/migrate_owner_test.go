@@ -441,10 +441,8 @@ func TestMeshSeesDomainDefaults(t *testing.T) {
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		t.Parallel()
 		ctx := context.Background()
-		sdb := itest.EmptyDB(t, db.Server)
-		_, err := migrations.Migrate(ctx, sdb)
-		require.NoError(t, err)
-		_, err = sdb.ExecContext(ctx, `SELECT ulid_flake_set_sid(1);
+		sdb := itest.StdDB(t, db) // migrated by the template
+		_, err := sdb.ExecContext(ctx, `SELECT ulid_flake_set_sid(1);
 			CREATE DOMAIN key_id AS bigint DEFAULT ulid_flake();
 			CREATE TABLE t (id key_id PRIMARY KEY, v int);
 			CREATE PUBLICATION p FOR TABLE t`)
