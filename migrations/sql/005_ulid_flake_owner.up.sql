@@ -373,12 +373,14 @@ REVOKE ALL ON TABLE ulid_flake_nodes FROM PUBLIC;
 --     the SID, while the node has one or other nodes' rows are here.
 --   Then it writes this node's row.
 -- It returns true when it drew a new offset. Its body holds the install
--- schema as a quoted literal (@schema@) and identifier (@s@).
+-- schema as a quoted literal (@schema@) and identifier (@s@), put in one
+-- pass: neither is read again.
 DO $create$
 BEGIN
 	EXECUTE pg_catalog.format($c$CREATE FUNCTION %I.ulid_flake_node_sync(mode text, arg bigint, force boolean, node uuid, cur_epoch bigint, cur_sid integer) RETURNS boolean
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS %L$c$,
-		pg_catalog.current_schema(), pg_catalog.replace(pg_catalog.replace($f$
+		pg_catalog.current_schema(), pg_catalog.array_to_string(ARRAY(SELECT pg_catalog.replace(p.piece, '@schema@', pg_catalog.quote_literal(pg_catalog.current_schema()))
+			FROM pg_catalog.unnest(pg_catalog.string_to_array($f$
 DECLARE
 	schema  text := @schema@;
 	me      uuid;
@@ -606,8 +608,7 @@ BEGIN
 	END IF;
 	RETURN drawn IS NOT NULL;
 END
-$f$, '@schema@', pg_catalog.quote_literal(pg_catalog.current_schema())),
-		'@s@', pg_catalog.quote_ident(pg_catalog.current_schema())));
+$f$, '@s@')) WITH ORDINALITY AS p(piece, n) ORDER BY p.n), pg_catalog.quote_ident(pg_catalog.current_schema())));
 END
 $create$;
 
