@@ -18,7 +18,7 @@ import (
 func ExampleNewSource() {
 	url := os.Getenv("DATABASE_URL")
 	if url == "" {
-		return // needs a server migrated to version 9
+		return // needs a server migrated to version 5
 	}
 	db, err := sql.Open("pgx", url)
 	if err != nil {
@@ -58,7 +58,7 @@ func ExampleSource_New() {
 func ExampleSource_NewWait() {
 	url := os.Getenv("DATABASE_URL")
 	if url == "" {
-		return // needs a server migrated to version 9
+		return // needs a server migrated to version 5
 	}
 	db, _ := sql.Open("pgx", url)
 	defer db.Close()

@@ -59,7 +59,7 @@ func (b *block) usable(now time.Time) bool {
 var _ flake.Source = (*Source)(nil)
 
 // NewSource returns a Source that reserves blocks through db, where the
-// migrations (version 9 or later) installed ulid_flake_block. It does not
+// migrations (version 5 or later) installed ulid_flake_block. It does not
 // touch the database: the first [Source.New] reserves the first block.
 // A nil db, or an option outside its limits, gives an error wrapping
 // flake.ErrOption.
@@ -330,7 +330,7 @@ func classify(err error) error {
 		switch pg.SQLState() {
 		case "42883", "3F000", "42501":
 			return fmt.Errorf("blocks: ulid_flake_block(integer) is not callable (%w): "+
-				"migrate the database to version 9 or later (migrations.Migrate), and name its schema with WithSchema: %w",
+				"migrate the database to version 5 or later (migrations.Migrate), and name its schema with WithSchema: %w",
 				migrations.ErrNotInstalled, err)
 		}
 	}

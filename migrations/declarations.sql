@@ -15,14 +15,14 @@
 CREATE DOMAIN ulid_flake_id AS bigint
 	CONSTRAINT "ulid_flake_id: negative value" CHECK (VALUE >= 0);
 
--- The generators: a new ID, for DEFAULT clauses.
+-- The ID functions: a new ID, for DEFAULT clauses.
 CREATE FUNCTION ulid_flake() RETURNS bigint
 	LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'ulidflake declarations.sql is for tools: install the migrations'; END$$;
 
 CREATE FUNCTION ulid_flake_scalable(sid integer DEFAULT NULL) RETURNS bigint
 	LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'ulidflake declarations.sql is for tools: install the migrations'; END$$;
 
--- Migration 009. n new IDs (1 to 65536), ascending, made by the generator
+-- Version 5. n new IDs (1 to 65536), ascending, made by the ID function
 -- DEFAULT uses on this node: blocks of IDs for package blocks.
 CREATE FUNCTION ulid_flake_block(n integer) RETURNS bigint[]
 	LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'ulidflake declarations.sql is for tools: install the migrations'; END$$;
@@ -54,7 +54,7 @@ CREATE FUNCTION ulid_flake_min(t timestamp with time zone) RETURNS bigint
 CREATE FUNCTION ulid_flake_max(t timestamp with time zone) RETURNS bigint
 	LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'ulidflake declarations.sql is for tools: install the migrations'; END$$;
 
--- What the generators read: the epoch (Unix ms) and the SID in force.
+-- What the ID functions read: the epoch (Unix ms), and the SID in force.
 CREATE FUNCTION ulid_flake_epoch_ms() RETURNS bigint
 	LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'ulidflake declarations.sql is for tools: install the migrations'; END$$;
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ulidflake/ulidflake/flake"
@@ -83,10 +84,11 @@ func adopt(ctx context.Context, tx execer, table string, all []Migration) (int, 
 // checkNode runs ulid_flake_check_node() (version 4 on), which draws a new
 // generator offset when the state was recorded on another database: a
 // clone, a dump restored elsewhere, CREATE DATABASE ... TEMPLATE. From
-// version 8 on it also checks the node against the mesh's rows
+// version 5 on it also checks the node against the mesh's rows
 // (ulid_flake_nodes) and writes its own; its refusals (SQLSTATEs 55U01 to
-// 55U04) are [ErrMesh]. It is
-// called by the install schema's name, after [trusted] checked its owner.
+// 55U04) are [ErrMesh], and its refusal of a schema that is not the
+// installer's alone (55U05) or of a state other roles may write (42501)
+// [ErrForeignOwner]. It is called by the install schema's name.
 func checkNode(ctx context.Context, tx execer, current int) error {
 	if current < versionCheckNode {
 		return nil
@@ -99,7 +101,7 @@ func checkNode(ctx context.Context, tx execer, current int) error {
 		switch code := pgsql.SQLState(err); {
 		case meshStates[code]:
 			return fmt.Errorf("%w: %w", ErrMesh, err)
-		case code == "42501":
+		case code == "42501" || code == stateNotAlone:
 			return fmt.Errorf("%w: %w", ErrForeignOwner, err)
 		}
 		return fmt.Errorf("migrations: checking the generator state: %w", err)
@@ -107,13 +109,12 @@ func checkNode(ctx context.Context, tx execer, current int) error {
 	return nil
 }
 
-// checkEpoch returns ErrEpoch when the install (version 7 on, where the
+// checkEpoch returns ErrEpoch when the install (version 5 on, where the
 // epoch is fixed) has another epoch than want (when given), or has
 // ulid_flake_ext 1.0 beside it, which reads the setting instead. It calls
-// ulid_flake_epoch_ms() by the install schema's name, after [trusted]
-// checked its owner.
+// ulid_flake_epoch_ms() by the install schema's name.
 func checkEpoch(ctx context.Context, tx execer, current int, want *flake.Epoch) error {
-	if current < versionFixedEpoch {
+	if current < versionOwner {
 		return nil
 	}
 	var ext sql.NullString
@@ -124,7 +125,7 @@ func checkEpoch(ctx context.Context, tx execer, current int, want *flake.Epoch) 
 		return fmt.Errorf("migrations: reading the extension's version: %w", err)
 	}
 	if ext.String == "1.0" {
-		return fmt.Errorf("%w: ulid_flake_ext 1.0 is installed beside version %d; it reads the epoch from the setting ulid_flake.epoch_ms, not the one version 7 fixes: install its 1.1 files on the server and run ALTER EXTENSION ulid_flake_ext UPDATE", ErrEpoch, current)
+		return fmt.Errorf("%w: ulid_flake_ext 1.0 is installed beside version %d; it reads the epoch from the setting ulid_flake.epoch_ms, not the one version 5 fixes: install its 1.1 files on the server and run ALTER EXTENSION ulid_flake_ext UPDATE", ErrEpoch, current)
 	}
 	if want == nil {
 		return nil
@@ -144,39 +145,50 @@ func checkEpoch(ctx context.Context, tx execer, current int, want *flake.Epoch) 
 	return nil
 }
 
-// trusted returns ErrForeignOwner when the version table, or an object of
-// the install schema that a version owns (the owns of the version table,
-// [versions]: what Migrate reads, adopts or calls by name, or a version's
-// file calls, in any signature), is owned by a role that is neither the
-// one running Migrate nor a superuser: another role's objects there (a
-// trigger on a planted version table, a planted ulid_flake_check_node())
-// would run with the caller's rights.
+// trusted returns ErrForeignOwner when the version table is owned by a
+// role that is neither the one running Migrate nor a superuser: a trigger
+// on a planted version table would run with the caller's rights. The
+// install's own objects need no list here: aloneSQL, run before every
+// step, refuses a schema where another role owns any of them.
 func trusted(ctx context.Context, tx execer, table string) error {
 	var foreign sql.NullString
-	err := tx.QueryRowContext(ctx, `WITH s AS (SELECT n.oid FROM pg_catalog.pg_namespace n
-			WHERE n.nspname OPERATOR(pg_catalog.=) pg_catalog.current_schema()),
-		o AS (
-			SELECT 'table ' OPERATOR(pg_catalog.||) c.oid::pg_catalog.regclass::pg_catalog.text AS what, c.relowner AS owner
-				FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass($1)
-			UNION ALL SELECT 'relation ' OPERATOR(pg_catalog.||) c.oid::pg_catalog.regclass::pg_catalog.text, c.relowner
-				FROM pg_catalog.pg_class c, s WHERE c.relnamespace OPERATOR(pg_catalog.=) s.oid
-				AND c.relname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (pg_catalog.string_to_array($2::pg_catalog.text, ','))
-			UNION ALL SELECT 'type ' OPERATOR(pg_catalog.||) t.oid::pg_catalog.regtype::pg_catalog.text, t.typowner
-				FROM pg_catalog.pg_type t, s WHERE t.typnamespace OPERATOR(pg_catalog.=) s.oid
-				AND t.typname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (pg_catalog.string_to_array($3::pg_catalog.text, ','))
-			UNION ALL SELECT 'function ' OPERATOR(pg_catalog.||) p.oid::pg_catalog.regprocedure::pg_catalog.text, p.proowner
-				FROM pg_catalog.pg_proc p, s WHERE p.pronamespace OPERATOR(pg_catalog.=) s.oid
-				AND p.proname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (pg_catalog.string_to_array($4::pg_catalog.text, ',')))
-		SELECT pg_catalog.string_agg(o.what OPERATOR(pg_catalog.||) ' (owner ' OPERATOR(pg_catalog.||)
-				pg_catalog.quote_ident(r.rolname) OPERATOR(pg_catalog.||) ')', ', ' ORDER BY o.what)
-			FROM o JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) o.owner
-			WHERE NOT r.rolsuper AND r.rolname OPERATOR(pg_catalog.<>) CURRENT_USER`,
-		table, owned(kindRelation), owned(kindType), owned(kindFunction)).Scan(&foreign)
-	if err != nil {
-		return fmt.Errorf("migrations: reading the owners of the install's objects: %w", err)
+	err := tx.QueryRowContext(ctx, `SELECT 'table ' OPERATOR(pg_catalog.||) c.oid::pg_catalog.regclass::pg_catalog.text
+			OPERATOR(pg_catalog.||) ' (owner ' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(r.rolname) OPERATOR(pg_catalog.||) ')'
+		FROM pg_catalog.pg_class c JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) c.relowner
+		WHERE c.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass($1)
+			AND NOT r.rolsuper AND r.rolname OPERATOR(pg_catalog.<>) CURRENT_USER`, table).Scan(&foreign)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("migrations: reading the owner of the version table: %w", err)
 	}
 	if foreign.Valid {
 		return fmt.Errorf("%w: %s; drop what that role made, or give it to the install's owner (REASSIGN OWNED BY ... TO ...); only if that role is meant to own the install, run Migrate as it", ErrForeignOwner, foreign.String)
+	}
+	return nil
+}
+
+// secondInstall returns [ErrSchema] when the database holds an install
+// (the sequence ulid_flake_seq of version 1) in a schema other than the
+// pinned one, where Migrate without [WithSchema] would begin another: two
+// installs in one database keep two offsets, two epochs and two SIDs, and
+// their IDs can repeat. The error names the schemas to pass to WithSchema.
+// An install in a second schema, on purpose, is made with WithSchema.
+func secondInstall(ctx context.Context, tx execer) error {
+	var others sql.NullString
+	if err := tx.QueryRowContext(ctx, `SELECT pg_catalog.string_agg(n.nspname::pg_catalog.text, pg_catalog.chr(10) ORDER BY n.nspname)
+		FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+		WHERE c.relname OPERATOR(pg_catalog.=) 'ulid_flake_seq' AND c.relkind OPERATOR(pg_catalog.=) 'S'
+			AND n.nspname OPERATOR(pg_catalog.<>) pg_catalog.current_schema()
+			AND NOT pg_catalog.starts_with(n.nspname::pg_catalog.text, 'pg_temp_')`).Scan(&others); err != nil {
+		return fmt.Errorf("migrations: looking for other installs: %w", err)
+	}
+	if others.Valid {
+		var here string
+		if err := tx.QueryRowContext(ctx, `SELECT pg_catalog.current_schema()`).Scan(&here); err != nil {
+			return fmt.Errorf("migrations: looking for other installs: %w", err)
+		}
+		names := strings.Split(others.String, "\n")
+		return fmt.Errorf("%w: this database has an install in schema %q already, and none in %q, the first schema of search_path: pass WithSchema(%q) to reach it; for a second, separate install on purpose, pass WithSchema(%q)",
+			ErrSchema, strings.Join(names, `", "`), here, names[0], here)
 	}
 	return nil
 }

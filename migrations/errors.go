@@ -34,7 +34,10 @@ var (
 	ErrAhead = errors.New("migrations: the database is ahead of this build")
 	// ErrSchema: the schema cannot be the install schema: search_path does
 	// not read it as itself ("$user", a schema that does not exist), or
-	// the search_path names no schema that exists.
+	// the search_path names no schema that exists; or, without
+	// [WithSchema], the database has no install there but one in another
+	// schema (the error names it: pass WithSchema with it, or WithSchema
+	// with the new schema for a second install on purpose).
 	ErrSchema = errors.New("migrations: not an install schema")
 	// ErrForeignOwner: the install schema is not the installer's alone:
 	// a role other than the one running Migrate (or a superuser) owns it
@@ -48,21 +51,21 @@ var (
 	// the caller's rights.
 	ErrForeignOwner = errors.New("migrations: the install holds objects of another role")
 	// ErrEpoch: the functions were installed with another epoch than the
-	// one [WithEpoch] gives, or version 7 would fix an epoch other than the one
+	// one [WithEpoch] gives, or version 5 would fix an epoch other than the one
 	// the settings gave sessions that made IDs, or [WithEpoch] is given with a
-	// target below version 7 (where nothing keeps it), or ulid_flake_ext
-	// 1.0 (which reads the epoch from the setting) is beside version 7. Migrate never
+	// target below version 5 (where nothing keeps it), or ulid_flake_ext
+	// 1.0 (which reads the epoch from the setting) is beside version 5. Migrate never
 	// changes an installed epoch (that moves the time of every ID already
 	// made): ulid_flake_set_epoch(ms), as the install's owner, does.
 	ErrEpoch = errors.New("migrations: the installed epoch is another")
-	// ErrSID: version 8 fixes the node's SID (the one ulid_flake_scalable()
+	// ErrSID: version 5 fixes the node's SID (the one ulid_flake_scalable()
 	// uses when its call gives none) at the one the installing session's
 	// ulid_flake.sid gives, and the settings give other sessions another;
-	// or a Down to version 7, which reads the setting again, would give
+	// or a Down to version 4, which reads the setting again, would give
 	// sessions another than the fixed one. ulid_flake_set_sid(sid), as the
 	// install's owner, changes it.
 	ErrSID = errors.New("migrations: the settings give sessions another SID")
-	// ErrMesh: ulid_flake_check_node() (version 8 on) refused the node, so
+	// ErrMesh: ulid_flake_check_node() (version 5 on) refused the node, so
 	// that it makes no ID before the operator acts, with one SQLSTATE per
 	// refusal (the message starts "ulid_flake mesh:"): this database is a
 	// copy (a pg_basebackup clone or a promoted replica: another timeline;

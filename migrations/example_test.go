@@ -114,5 +114,5 @@ func ExampleGooseFS() {
 	//		goose.WithTableName("ulid_flake_goose_db_version"), goose.WithSessionLocker(locker))
 	names, _ := fs.Glob(migrations.GooseFS(), "*.sql")
 	fmt.Println(names)
-	// Output: [001_ulid_flake.sql 002_ulid_flake_id.sql 003_ulid_flake_fixes.sql 004_ulid_flake_safe.sql 005_ulid_flake_at.sql 006_ulid_flake_prefix.sql 007_ulid_flake_epoch.sql 008_ulid_flake_owner.sql 009_ulid_flake_block.sql 010_ulid_flake_range.sql]
+	// Output: [001_ulid_flake.sql 002_ulid_flake_id.sql 003_ulid_flake_fixes.sql 004_ulid_flake_safe.sql 005_ulid_flake_owner.sql]
 }

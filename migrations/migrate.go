@@ -85,8 +85,8 @@ func WithVersionTable(name string) Option { return func(o *options) { o.table = 
 // WithEpoch installs the functions with epoch e, the one the application's
 // Go generators use ([flake.WithEpoch]); without it they count from the
 // setting ulid_flake.epoch_ms as it reads in Migrate's sessions, else from
-// the default, 2024-01-01. Version 7 fixes the epoch at install. On a
-// database that has version 7 with another epoch, Migrate returns
+// the default, 2024-01-01. Version 5 fixes the epoch at install. On a
+// database that has version 5 with another epoch, Migrate returns
 // [ErrEpoch] and changes nothing: give WithEpoch on every replica, the
 // same.
 func WithEpoch(e flake.Epoch) Option { return func(o *options) { o.epoch = &e } }
@@ -134,8 +134,8 @@ func migrate(ctx context.Context, db *sql.DB, all []Migration, opts ...Option) (
 	if o.targetSet && (o.target < 0 || o.target > len(all)) {
 		return nil, fmt.Errorf("%w: %d (versions 0..%d)", ErrTarget, o.target, len(all))
 	}
-	if o.epoch != nil && ((o.targetSet && o.target < versionFixedEpoch) || o.dir == DirectionDown) {
-		return nil, fmt.Errorf("%w: WithEpoch is kept from version 7 on, not by DirectionDown or a target below it", ErrEpoch)
+	if o.epoch != nil && ((o.targetSet && o.target < versionOwner) || o.dir == DirectionDown) {
+		return nil, fmt.Errorf("%w: WithEpoch is kept from version 5 on, not by DirectionDown or a target below it", ErrEpoch)
 	}
 	table := pgsql.QuoteIdent(o.table)
 	if o.schema != "" {
@@ -264,6 +264,11 @@ func step(ctx context.Context, db *sql.DB, o options, table string, all []Migrat
 	if current == 0 && target > 0 {
 		if current, err = adopt(ctx, tx, table, all); err != nil {
 			return Step{}, false, err
+		}
+		if current == 0 && o.schema == "" {
+			if err := secondInstall(ctx, tx); err != nil {
+				return Step{}, false, err
+			}
 		}
 	}
 	steps := plan(current, target, all)

@@ -62,7 +62,7 @@ func TestOptionsRefusedBeforeAnyStatement(t *testing.T) {
 	}{
 		{[]Option{WithDirection("sideways")}, ErrTarget},
 		{[]Option{WithEpoch(epoch), WithDirection(DirectionDown)}, ErrEpoch},
-		{[]Option{WithEpoch(epoch), WithTarget(versionFixedEpoch - 1)}, ErrEpoch},
+		{[]Option{WithEpoch(epoch), WithTarget(versionOwner - 1)}, ErrEpoch},
 		{[]Option{WithTarget(len(all) + 1)}, ErrTarget},
 	} {
 		if _, err := migrate(context.Background(), nil, all, tc.opts...); !errors.Is(err, tc.err) {

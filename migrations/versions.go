@@ -11,19 +11,17 @@ const (
 	// versionCheckNode adds ulid_flake_state and ulid_flake_check_node(),
 	// which Migrate runs at every start.
 	versionCheckNode = 4
-	// versionFixedEpoch fixes the epoch at install: ulid_flake_epoch_ms(),
-	// which Migrate compares with [WithEpoch]'s.
-	versionFixedEpoch = 7
-	// versionOwner fixes the SID, adds the mesh and guards the owner's
-	// functions.
-	versionOwner = 8
+	// versionOwner makes what the ID functions read the install owner's: the
+	// epoch fixed at install (ulid_flake_epoch_ms(), which Migrate compares
+	// with [WithEpoch]'s), the SID, the offset, and the mesh.
+	versionOwner = 5
 )
 
-// The kinds of object a version's facts name.
+// The kinds of object a version's fingerprint names.
 const (
 	kindRelation = "relation" // a table or a sequence, by name
 	kindType     = "type"     // a type or a domain, by name
-	kindFunction = "function" // a function: by name in owns, by signature in a fingerprint
+	kindFunction = "function" // a function, by signature
 )
 
 // object is one object of the install schema.
@@ -31,7 +29,9 @@ type object struct{ kind, name string }
 
 // version is what the Go side knows of one migration version. The table
 // below has one per file pair in sql/, and TestVersionTable holds it to
-// the files (CONTRIBUTING.md, "Adding a migration").
+// the files (CONTRIBUTING.md, "Adding a migration"). Which objects another
+// role owns needs no list: the install schema is the installer's alone
+// (aloneSQL), checked before every step.
 type version struct {
 	number int
 	// adds says what the version adds that the Go side checks.
@@ -40,28 +40,20 @@ type version struct {
 	// version is installed, and not together before it: Migrate reads an
 	// install that another tool made (or a newer release left) from them.
 	fingerprint []object
-	// owns: objects Migrate reads, adopts or calls by name, or that a
-	// version's file calls: Migrate refuses them when another role owns
-	// them ([ErrForeignOwner]).
-	owns []object
-	// exempt: functions the up file creates that owns does not name, and
-	// why Migrate need not check their owner.
-	exempt map[string]string
-	// guarded: the functions that the owner's functions (version 8 on)
-	// call by name: their guard refuses them when another role owns them.
-	guarded []string
 	// refusals: the sentinel each SQLSTATE that the up file raises stands
 	// for (see [classify]).
 	refusals map[string]error
 }
 
-// The SQLSTATEs of version 8's mesh refusals (ulid_flake_node_sync), one
-// per refusal, all in class 55 (object not in prerequisite state).
+// The SQLSTATEs of version 5's refusals of its own: the mesh's
+// (ulid_flake_node_sync), one per refusal, and the SID's, all in class 55
+// (object not in prerequisite state).
 const (
 	stateMeshCopy       = "55U01" // a copy of a node while other nodes' rows are here
 	stateMeshSIDHeld    = "55U02" // another node's row holds the SID
 	stateMeshStateSub   = "55U03" // ulid_flake_state is replicated in by subscription
 	stateMeshReplicated = "55U04" // a replicated column's default is ulid_flake()
+	stateSID            = "55U06" // the settings give sessions another SID
 )
 
 func fn(name string) object  { return object{kindFunction, name} }
@@ -70,68 +62,23 @@ func typ(name string) object { return object{kindType, name} }
 
 // versions holds each version's facts, in order: versions[v-1] is version v.
 var versions = []version{
-	{number: 1, adds: "the sequence and the generators",
-		fingerprint: []object{rel("ulid_flake_seq")},
-		owns:        []object{rel("ulid_flake_seq"), fn("ulid_flake"), fn("ulid_flake_scalable"), fn("ulid_flake_time"), fn("ulid_flake_encode"), fn("ulid_flake_decode")},
-		exempt: map[string]string{
-			"ulid_flake_min": "neither Migrate nor a version's file calls it; ConvertSerial takes only the caller's or a superuser's",
-			"ulid_flake_max": "neither Migrate nor a version's file calls it",
-		}},
+	{number: 1, adds: "the sequence and the ID functions",
+		fingerprint: []object{rel("ulid_flake_seq")}},
 	{number: 2, adds: "the domain ulid_flake_id",
-		fingerprint: []object{typ("ulid_flake_id")},
-		owns:        []object{typ("ulid_flake_id")}},
+		fingerprint: []object{typ("ulid_flake_id")}},
 	{number: 3, adds: "the domains of the settings",
-		fingerprint: []object{typ("ulid_flake_epoch_setting")},
-		owns:        []object{typ("ulid_flake_epoch_setting")}},
+		fingerprint: []object{typ("ulid_flake_epoch_setting")}},
 	{number: versionCheckNode, adds: "ulid_flake_state and ulid_flake_check_node()",
-		fingerprint: []object{rel("ulid_flake_state")},
-		owns:        []object{rel("ulid_flake_state"), fn("ulid_flake_check_node"), fn("ulid_flake_build")},
-		exempt: map[string]string{
-			"ulid_flake_raise": "called with exact types only from the bodies of ulid_flake_min, _max and _at; neither Migrate nor a version's file calls it",
-		},
-		guarded: []string{"ulid_flake_build", "ulid_flake_check_node"}},
-	{number: 5, adds: "ulid_flake_at",
-		fingerprint: []object{fn("ulid_flake_at(timestamp with time zone)")},
-		owns:        []object{fn("ulid_flake_at"), fn("ulid_flake_alone")}},
-	{number: 6, adds: "prefixed encode and decode",
-		fingerprint: []object{fn("ulid_flake_decode(text, text)"), fn("ulid_flake_encode(bigint, text)")}},
-	{number: versionFixedEpoch, adds: "the epoch fixed at install",
-		fingerprint: []object{fn("ulid_flake_set_epoch(bigint, boolean)"), fn("ulid_flake_epoch_ms()")},
-		owns:        []object{fn("ulid_flake_epoch_ms"), fn("ulid_flake_set_epoch"), fn("ulid_flake_epoch_settings")},
-		guarded:     []string{"ulid_flake_epoch_ms"},
-		refusals:    map[string]error{"55000": ErrEpoch, "42501": ErrEpoch}},
-	{number: versionOwner, adds: "the owner's SID, the mesh and the owner functions' guard",
-		fingerprint: []object{fn("ulid_flake_set_sid(integer)"), fn("ulid_flake_node_sid()")},
-		owns: []object{rel("ulid_flake_nodes"), fn("ulid_flake_set_sid"), fn("ulid_flake_node_sid"), fn("ulid_flake_node_sync"),
-			fn("ulid_flake_new_node"), fn("ulid_flake_adopt_node"), fn("ulid_flake_retire_node"), fn("ulid_flake_create"), fn("ulid_flake_start_sid")},
-		guarded: []string{"ulid_flake_node_sync", "ulid_flake_node_sid", "ulid_flake_set_sid"},
-		refusals: map[string]error{stateMeshCopy: ErrMesh, stateMeshSIDHeld: ErrMesh, stateMeshStateSub: ErrMesh, stateMeshReplicated: ErrMesh,
-			"55000": ErrSID, "42501": ErrForeignOwner}},
-	{number: 9, adds: "ulid_flake_block, blocks of IDs for package blocks",
-		fingerprint: []object{fn("ulid_flake_block(integer)")},
-		owns:        []object{fn("ulid_flake_block")}},
-	{number: 10, adds: "errors of a time outside the epoch's range that name the fix",
-		fingerprint: []object{fn("ulid_flake_out_of_range(timestamp with time zone, bigint)")},
-		owns:        []object{fn("ulid_flake_out_of_range")}},
+		fingerprint: []object{rel("ulid_flake_state")}},
+	{number: versionOwner, adds: "the install schema alone; the owner's epoch, SID and offset; the mesh; ulid_flake_at, prefixed text forms, ulid_flake_block",
+		fingerprint: []object{fn("ulid_flake_node_sync(text, bigint, boolean, uuid, bigint, integer)")},
+		refusals: map[string]error{"55000": ErrEpoch, "42501": ErrEpoch, stateSID: ErrSID,
+			stateMeshCopy: ErrMesh, stateMeshSIDHeld: ErrMesh, stateMeshStateSub: ErrMesh, stateMeshReplicated: ErrMesh}},
 }
 
 // meshStates are the SQLSTATEs of the mesh's refusals, from whichever
 // function raises them.
 var meshStates = map[string]bool{stateMeshCopy: true, stateMeshSIDHeld: true, stateMeshStateSub: true, stateMeshReplicated: true}
-
-// owned lists the names of the objects of kind that some version owns,
-// comma-separated, for the query of [trusted].
-func owned(kind string) string {
-	var names []string
-	for _, v := range versions {
-		for _, o := range v.owns {
-			if o.kind == kind {
-				names = append(names, o.name)
-			}
-		}
-	}
-	return strings.Join(names, ",")
-}
 
 // installedVersion reads the newest version whose fingerprint is in the
 // install schema, whatever the version table says: an older release that

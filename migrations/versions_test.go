@@ -54,100 +54,9 @@ func TestVersionTable(t *testing.T) {
 	}
 }
 
-// TestEveryFunctionIsOwnedOrExempt: each function an up file creates first
-// is in that version's owns (Migrate checks its owner) or its exempt list
-// (with the reason it need not), and every name there is created.
-func TestEveryFunctionIsOwnedOrExempt(t *testing.T) {
-	all, err := All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := map[string]bool{}
-	for i, m := range all[:min(len(all), len(versions))] {
-		v := versions[i]
-		fns, others := created(m.Up)
-		for _, f := range fns {
-			if seen[f] {
-				continue
-			}
-			seen[f] = true
-			if !slices.Contains(v.owns, fn(f)) && v.exempt[f] == "" {
-				t.Errorf("%03d_%s.up.sql creates %s, which version %d's entry neither owns nor exempts", m.Version, m.Name, f, v.number)
-			}
-		}
-		for _, o := range v.owns {
-			if !slices.Contains(fns, o.name) && !slices.Contains(others, o.name) {
-				t.Errorf("version %d owns %s %s, which %03d_%s.up.sql does not create", v.number, o.kind, o.name, m.Version, m.Name)
-			}
-		}
-		for f := range v.exempt {
-			if !slices.Contains(fns, f) {
-				t.Errorf("version %d exempts %s, which %03d_%s.up.sql does not create", v.number, f, m.Version, m.Name)
-			}
-		}
-	}
-}
-
-var (
-	guardList   = regexp.MustCompile(`p\.proname IN \(([^)]*)\)`)
-	guardedBody = regexp.MustCompile(`(?s)\$body\$(.*?)\$body\$`)
-	// lookup matches what names a function without calling it: a look-up
-	// in the catalog, a CREATE, a HINT that tells the operator what to run.
-	lookup       = regexp.MustCompile(`to_regprocedure\(format\('[^']*'|FUNCTION %+(?:\d+\$)?I\.ulid_flake\w*\(|HINT = (?:format\()?'(?:[^']|'')*'`)
-	calledByName = regexp.MustCompile(`%+(?:\d+\$)?I\.(ulid_flake\w*)\(`)
-)
-
-// TestGuardListsWhatTheOwnerFunctionsCall: the guard of the owner's
-// functions (the newest up file that defines it) lists exactly the
-// guarded functions of every version, and every function those bodies
-// call by name is among them. A version that guards a new function
-// defines the guard again.
-func TestGuardListsWhatTheOwnerFunctionsCall(t *testing.T) {
-	all, err := All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	newest := -1
-	for i, m := range all {
-		if strings.Contains(m.Up, "<<guard>>") {
-			newest = i
-		}
-	}
-	if newest < versionOwner-1 {
-		t.Fatalf("no up file from version %d on defines the guard", versionOwner)
-	}
-	m := all[newest]
-	list := guardList.FindStringSubmatch(m.Up)
-	if list == nil {
-		t.Fatalf("%03d_%s.up.sql: no p.proname IN (...) in the guard", m.Version, m.Name)
-	}
-	var listed, want []string
-	for _, s := range strings.Split(list[1], ",") {
-		listed = append(listed, strings.Trim(strings.TrimSpace(s), "'"))
-	}
-	for _, v := range versions {
-		want = append(want, v.guarded...)
-	}
-	slices.Sort(listed)
-	slices.Sort(want)
-	if !slices.Equal(listed, want) {
-		t.Errorf("%03d_%s.up.sql's guard lists %v; the versions' guarded say %v", m.Version, m.Name, listed, want)
-	}
-	for _, b := range guardedBody.FindAllStringSubmatch(m.Up, -1) {
-		if !strings.Contains(b[1], "@guard@") {
-			continue
-		}
-		for _, c := range calledByName.FindAllStringSubmatch(lookup.ReplaceAllString(b[1], ""), -1) {
-			if !slices.Contains(want, c[1]) {
-				t.Errorf("%03d_%s.up.sql: a guarded body calls %s by name, which no version's guarded lists", m.Version, m.Name, c[1])
-			}
-		}
-	}
-}
-
 var meshRaise = regexp.MustCompile(`(?s)RAISE EXCEPTION 'ulid_flake mesh:.*?ERRCODE = '(\w+)'`)
 
-// TestMeshRefusalsHaveTheirStates: each of version 8's mesh refusals
+// TestMeshRefusalsHaveTheirStates: each of version 5's mesh refusals
 // raises a SQLSTATE of its own, the one meshStates knows.
 func TestMeshRefusalsHaveTheirStates(t *testing.T) {
 	all, err := All()
@@ -187,12 +96,12 @@ func TestClassifyReadsSQLStateOnly(t *testing.T) {
 		{versionOwner, pgError{stateMeshSIDHeld, "held"}, ErrMesh},
 		{versionOwner, pgError{stateMeshStateSub, "subscribed"}, ErrMesh},
 		{versionOwner, pgError{stateMeshReplicated, "replicated"}, ErrMesh},
-		{versionOwner, pgError{"55000", "ulid_flake mesh: words alone"}, ErrSID},
-		{versionOwner, pgError{"42501", "owner"}, ErrForeignOwner},
-		{versionFixedEpoch, pgError{"55000", "epoch"}, ErrEpoch},
-		{versionFixedEpoch, pgError{"42501", "pg_file_settings"}, ErrEpoch},
-		{versionFixedEpoch, pgError{stateMeshSIDHeld, "not version 7's"}, nil},
-		{5, pgError{"55000", "none of 5's"}, nil},
+		{versionOwner, pgError{stateSID, "ulid_flake mesh: words alone"}, ErrSID},
+		{versionOwner, pgError{"55000", "ulid_flake: the SID, in words alone"}, ErrEpoch},
+		{versionOwner, pgError{"42501", "pg_file_settings"}, ErrEpoch},
+		{versionOwner, pgError{stateNotAlone, "not alone"}, ErrForeignOwner},
+		{versionCheckNode, pgError{stateMeshSIDHeld, "not version 4's"}, nil},
+		{versionCheckNode, pgError{"55000", "none of 4's"}, nil},
 		{versionOwner, errors.New("no SQLSTATE"), nil},
 		{len(versions) + 1, pgError{"55000", "a version this build lacks"}, nil},
 	} {

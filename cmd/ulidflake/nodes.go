@@ -231,7 +231,7 @@ func readNodes(ctx context.Context, n int, url string) ([]node, error) {
 
 // installSchemas returns the schemas of the database that hold
 // ulid_flake(): an install each. One without ulid_flake_node_sid() is older
-// than version 8, which nodes needs.
+// than version 5, which nodes needs.
 func installSchemas(ctx context.Context, conn *sql.Conn, database string) ([]string, error) {
 	rows, err := conn.QueryContext(ctx, `SELECT n.nspname::text,
 			bool_or(p.proname = 'ulid_flake_node_sid') AND bool_or(p.proname = 'ulid_flake_epoch_ms')
@@ -262,7 +262,7 @@ func installSchemas(ctx context.Context, conn *sql.Conn, database string) ([]str
 			migrations.ErrNotInstalled, database)
 	}
 	if len(old) > 0 {
-		return nil, fmt.Errorf("%w: schema %s of database %s holds an install older than version 8 (no ulid_flake_node_sid()); upgrade it first (migrations.Migrate, or ulidflake migrations up)",
+		return nil, fmt.Errorf("%w: schema %s of database %s holds an install older than version 5 (no ulid_flake_node_sid()); upgrade it first (migrations.Migrate, or ulidflake migrations up)",
 			migrations.ErrNotInstalled, strings.Join(old, ", "), database)
 	}
 	return schemas, nil

@@ -103,7 +103,7 @@ SELECT * FROM customers WHERE id = ulid_flake_decode(@prefixed, 'cus');
 INSERT INTO customers (id, name) VALUES (ulid_flake_at(@created_at), @name) RETURNING *;
 
 -- name: Generators :one
--- What the generators read: the epoch (Unix ms) and the SID in force.
+-- What the ID functions read: the epoch (Unix ms) and the SID in force.
 SELECT ulid_flake_epoch_ms() AS epoch_ms, ulid_flake_node_sid() AS sid;
 
 -- name: ReserveBlock :one

@@ -117,10 +117,10 @@ func checkTime(t *testing.T, conn interface {
 	require.False(t, e.Time(flake.ID(sqlID)).Before(t0.Truncate(time.Millisecond)), "ulid_flake() time %v before the clock %v", e.Time(flake.ID(sqlID)), t0)
 }
 
-// TestExtensionEpoch: from version 7 on, the extension uses the epoch
+// TestExtensionEpoch: from version 5 on, the extension uses the epoch
 // fixed at install, as ulid_flake() does: ulid_flake_set_epoch changes it
 // for sessions that already made IDs, and the setting ulid_flake.epoch_ms
-// (SET, a bad value, ALTER DATABASE) is not read. On a version 6 schema,
+// (SET, a bad value, ALTER DATABASE) is not read. On a version 4 schema,
 // both follow the setting at every call, as before.
 func TestExtensionEpoch(t *testing.T) {
 	t.Parallel()
@@ -163,14 +163,14 @@ func TestExtensionEpoch(t *testing.T) {
 		_, err = db.Exec(ctx, `SELECT ulid_flake_set_epoch(1704067200000, force => true)`)
 		require.NoError(t, err)
 
-		// Version 6: the setting, at every call (SET, RESET, a bad value,
+		// Version 4: the setting, at every call (SET, RESET, a bad value,
 		// ALTER DATABASE read by a new session before the module loads).
 		sdb, err := sql.Open("pgx", db.URL)
 		require.NoError(t, err)
 		defer sdb.Close()
-		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(6))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(4))
 		require.NoError(t, err)
-		// Version 1.0 of the extension reads the setting alone: version 7
+		// Version 1.0 of the extension reads the setting alone: version 5
 		// refuses to install beside it.
 		_, err = db.Exec(ctx, `DROP EXTENSION ulid_flake_ext; CREATE EXTENSION ulid_flake_ext VERSION '1.0'`)
 		require.NoError(t, err)
@@ -205,7 +205,7 @@ func TestExtensionEpoch(t *testing.T) {
 		require.NoError(t, err)
 		checkTime(t, fresh, e2020)
 
-		// Back to version 7, in a session where the setting holds 2020:
+		// Back to version 5, in a session where the setting holds 2020:
 		// the install keeps it as the epoch.
 		_, err = migrations.Migrate(ctx, stdlib.OpenDB(*fresh.Config()))
 		require.NoError(t, err)
@@ -218,7 +218,7 @@ func TestExtensionEpoch(t *testing.T) {
 		checkTime(t, conn, e2020)
 
 		// The update (1.0 to 1.2) calls a symbol only the 1.2 module has;
-		// 1.0 beside version 7 (a restore onto a server with the old
+		// 1.0 beside version 5 (a restore onto a server with the old
 		// package) is ErrEpoch.
 		var symbol string
 		require.NoError(t, db.QueryRow(ctx, `SELECT prosrc FROM pg_proc WHERE oid = 'ulid_flake_next(bigint)'::regprocedure`).Scan(&symbol))
@@ -341,9 +341,9 @@ func TestExtensionUniqueAcrossBackends(t *testing.T) {
 }
 
 // TestExtensionEpochDuringUpgrade: a session that calls ulid_flake_next
-// while migration 7 is installing (its ALTER TABLE holds the state's
+// while migration 5 is installing (its ALTER TABLE holds the state's
 // lock) waits, and then, and on every later call, uses the epoch version
-// 7 fixed, not its own setting, as ulid_flake() does.
+// 5 fixed, not its own setting, as ulid_flake() does.
 func TestExtensionEpochDuringUpgrade(t *testing.T) {
 	t.Parallel()
 	run(t, func(t *testing.T, db *pgtest.DB) {
@@ -351,7 +351,7 @@ func TestExtensionEpochDuringUpgrade(t *testing.T) {
 		sdb, err := sql.Open("pgx", db.URL)
 		require.NoError(t, err)
 		defer sdb.Close()
-		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(6))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(4))
 		require.NoError(t, err)
 		all, err := migrations.All()
 		require.NoError(t, err)
@@ -364,11 +364,11 @@ func TestExtensionEpochDuringUpgrade(t *testing.T) {
 		defer caller.Close(ctx)
 		var own string
 		require.NoError(t, caller.QueryRow(ctx, `SELECT current_setting('ulid_flake.epoch_ms')`).Scan(&own))
-		require.Equal(t, "1600000000000", own, "the caller's own epoch setting, which version 7 must not read")
+		require.Equal(t, "1600000000000", own, "the caller's own epoch setting, which version 5 must not read")
 		var id int64
 		tx, err := installer.Begin(ctx)
 		require.NoError(t, err)
-		_, err = tx.Exec(ctx, all[6].Up)
+		_, err = tx.Exec(ctx, all[4].Up)
 		require.NoError(t, err)
 		done := make(chan error, 1)
 		go func() { done <- caller.QueryRow(ctx, `SELECT `+next).Scan(&id) }()
@@ -382,7 +382,7 @@ func TestExtensionEpochDuringUpgrade(t *testing.T) {
 			require.NoError(t, db.QueryRow(ctx, `SELECT count(*) > 0 FROM pg_stat_activity
 				WHERE pid = $1 AND wait_event_type = 'Lock'`, caller.PgConn().PID()).Scan(&waiting))
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO ulid_flake_migrations (version, name) VALUES (7, $1)`, all[6].Name)
+		_, err = tx.Exec(ctx, `INSERT INTO ulid_flake_migrations (version, name) VALUES (5, $1)`, all[4].Name)
 		require.NoError(t, err)
 		require.NoError(t, tx.Commit(ctx))
 		require.NoError(t, <-done)

@@ -40,7 +40,7 @@ func checkState(t *testing.T, q queryer, off int64, e flake.Epoch) {
 // is used by that transaction's later statements, and forgotten when it
 // rolls back (ROLLBACK, ROLLBACK TO SAVEPOINT): an UPDATE of the offset
 // and epoch, and an ALTER TABLE that drops epoch_ms (the setting's epoch
-// then applies, as on version 6); also within one query string, whose
+// then applies, as on version 4); also within one query string, whose
 // statements share a start. A direct UPDATE committed by another session
 // is used from the next statement, in a transaction block too.
 func TestExtensionFollowsState(t *testing.T) {

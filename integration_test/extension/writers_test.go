@@ -32,7 +32,7 @@ import (
 //     column epoch_ms, TRIGGER: refused; a trigger app_rw made while it
 //     held TRIGGER: refused after the REVOKE, until it is dropped.
 //   - ALTER DEFAULT PRIVILEGES IN SCHEMA ids GRANT ... ON TABLES TO app_rw
-//     before an install of version 7 in ids (8 revokes such grants when
+//     before an install of version 4 in ids (5 revokes such grants when
 //     it runs): refused.
 func TestExtensionStateWriters(t *testing.T) {
 	t.Parallel()
@@ -125,11 +125,11 @@ func TestExtensionStateWriters(t *testing.T) {
 		works()
 
 		// Default privileges that grant writes on the tables an install
-		// makes. Migration 8 takes such grants back when it runs, so the
-		// install stops at 7 (the state the module reads from 4 on).
+		// makes. Migration 5 takes such grants back when it runs, so the
+		// install stops at 4 (the state the module reads from 4 on).
 		exec(fmt.Sprintf(`CREATE SCHEMA ids;
 			ALTER DEFAULT PRIVILEGES IN SCHEMA ids GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON TABLES TO %s`, rw))
-		_, err = migrations.Migrate(ctx, itest.StdDB(t, db), migrations.WithSchema("ids"), migrations.WithTarget(7))
+		_, err = migrations.Migrate(ctx, itest.StdDB(t, db), migrations.WithSchema("ids"), migrations.WithTarget(4))
 		require.NoError(t, err)
 		exec(`DROP EXTENSION ulid_flake_ext; CREATE EXTENSION ulid_flake_ext SCHEMA ids`)
 		refused("ids", rw)

@@ -187,6 +187,18 @@ var plantedCalls = map[string]struct{ call, want string }{
 	"ulid_flake_min(timestamp with time zone) out of range": {"ulid_flake_min('1999-01-01T00:00:00Z'::timestamptz)", "22003"},
 }
 
+// ownerCalls calls each of the install owner's functions (EXECUTE revoked
+// from PUBLIC), as plantedCalls does; the superuser calls them.
+var ownerCalls = map[string]struct{ call, want string }{
+	"ulid_flake_check_node()":               {"ulid_flake_check_node()", ""},
+	"ulid_flake_build(bigint)":              {"ulid_flake_build(7::bigint)", ""},
+	"ulid_flake_set_epoch(bigint, boolean)": {"ulid_flake_set_epoch(1704067200000::bigint, false)", ""},
+	"ulid_flake_set_sid(integer)":           {"ulid_flake_set_sid(5)", ""},
+	"ulid_flake_new_node(integer)":          {"ulid_flake_new_node(6)", ""},
+	"ulid_flake_adopt_node()":               {"ulid_flake_adopt_node()", ""},
+	"ulid_flake_retire_node(uuid)":          {"ulid_flake_retire_node('6f1c0b8e-0000-4000-8000-000000000000'::uuid)", "22023"},
+}
+
 // newIDs are the functions of plantedCalls that make new IDs: another
 // result at every call.
 var newIDs = []string{"ulid_flake()", "ulid_flake_scalable(integer)", "ulid_flake_at(timestamp with time zone)", "ulid_flake_block(integer)"}
@@ -203,9 +215,11 @@ var newIDs = []string{"ulid_flake()", "ulid_flake_scalable(integer)", "ulid_flak
 // that is PostgreSQL's resolution, no body's), called by the superuser and
 // by an unprivileged role, and the defaults of a table, give what they
 // gave before: no body's call is ambiguous (42725) and no planted body
-// runs. (Another function of the name called gets an overload with one
+// runs; so do the install owner's functions, called by the superuser.
+// (Another function of the name called gets an overload with one
 // defaulted argument more, none of its own defaulted: the call itself
-// then matches only its function.) Failed before: ulid_flake_block called ulid_flake() by name.
+// then matches only its function.) Failed before: ulid_flake_block called ulid_flake() by name, and the
+// owner's functions called the install's by name (42725).
 func TestPlantedDefaultedOverloadsChangeNoCall(t *testing.T) {
 	t.Parallel()
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
@@ -283,9 +297,13 @@ func TestPlantedDefaultedOverloadsChangeNoCall(t *testing.T) {
 					require.NoError(t, err, f.sig)
 				}
 			}
-			c := plantedCalls[key]
+			c, public := plantedCalls[key]
+			roles := []string{"", app}
+			if !public {
+				c, roles = ownerCalls[key], []string{""}
+			}
 			var out []string
-			for _, role := range []string{"", app} {
+			for _, role := range roles {
 				if role != "" {
 					_, err := tx.ExecContext(ctx, `SET LOCAL ROLE `+role)
 					require.NoError(t, err)
@@ -319,6 +337,9 @@ func TestPlantedDefaultedOverloadsChangeNoCall(t *testing.T) {
 			if !slices.Contains(newIDs, sig) {
 				require.Equal(t, before, after, key)
 			}
+		}
+		for sig := range ownerCalls {
+			require.Equal(t, call(sig, sig, false), call(sig, sig, true), sig)
 		}
 	})
 }

@@ -108,10 +108,11 @@ func TestMeshNodeFunctions(t *testing.T) {
 	})
 }
 
-// TestMeshDownRemovesTheNodes: version 8's down removes what its up adds
-// for the mesh (the table, taken out of a publication with it, the state's
-// node identity, the functions), and the install schema has the objects
-// and columns it had at version 7; up again records this node.
+// TestMeshDownRemovesTheNodes: version 5's down removes what its up adds
+// (the mesh's table, taken out of a publication with it, the state's node
+// identity and epoch, the functions), and the install schema has the
+// objects and columns it had at version 4, 0.1.0's; up again records this
+// node.
 func TestMeshDownRemovesTheNodes(t *testing.T) {
 	t.Parallel()
 	for _, s := range pgtest.Servers(t) {
@@ -129,23 +130,23 @@ func TestMeshDownRemovesTheNodes(t *testing.T) {
 					UNION ALL SELECT p.oid::regprocedure::text FROM pg_proc p WHERE p.pronamespace = current_schema()::regnamespace) s`).Scan(&o))
 				return o
 			}
-			_, err := migrations.Migrate(ctx, db, migrations.WithTarget(7))
+			_, err := migrations.Migrate(ctx, db, migrations.WithTarget(4))
 			require.NoError(t, err)
-			seven := objects()
+			four := objects()
 			_, err = migrations.Migrate(ctx, db)
 			require.NoError(t, err)
-			require.NotEqual(t, seven, objects())
+			require.NotEqual(t, four, objects())
 			_, err = db.ExecContext(ctx, `CREATE PUBLICATION mesh FOR TABLE ulid_flake_nodes`)
 			require.NoError(t, err)
-			_, err = migrations.Migrate(ctx, db, migrations.WithTarget(7))
+			_, err = migrations.Migrate(ctx, db, migrations.WithTarget(4))
 			require.NoError(t, err)
-			require.Equal(t, seven, objects(), "version 8's down leaves another schema than version 7's")
+			require.Equal(t, four, objects(), "version 5's down leaves another schema than version 4's")
 			var published int
 			require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM pg_publication_tables WHERE pubname = 'mesh'`).Scan(&published))
 			require.Zero(t, published)
 			var drawn bool
 			require.NoError(t, db.QueryRowContext(ctx, `SELECT ulid_flake_check_node()`).Scan(&drawn))
-			require.False(t, drawn, "version 7's check_node, on the database it was drawn on")
+			require.False(t, drawn, "version 4's check_node, on the database it was drawn on")
 
 			_, err = migrations.Migrate(ctx, db)
 			require.NoError(t, err)

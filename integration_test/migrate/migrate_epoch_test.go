@@ -41,7 +41,7 @@ func sqlCode(err error) string {
 
 // TestMigrateEpoch: migrations.WithEpoch installs the epoch whatever the
 // sessions' settings; replicas asking for another get ErrEpoch and change
-// nothing, however they race; an upgrade from 6 and a Down from 7 and up
+// nothing, however they race; an upgrade from 4 and a Down from 5 and up
 // again keep the epoch; an epoch Go would refuse is refused with 22023.
 func TestMigrateEpoch(t *testing.T) {
 	t.Parallel()
@@ -106,12 +106,12 @@ func TestMigrateEpoch(t *testing.T) {
 		require.Equal(t, "55000", sqlCode(err), "%v", err)
 		require.Equal(t, e2020.UnixMilli(), epochOf(t, ctx, sdb))
 
-		// Down from 7 is refused while version 6 would give sessions
+		// Down from 5 is refused while version 4 would give sessions
 		// another epoch; with the database's setting holding it, it goes,
-		// and 7 again keeps it.
+		// and 5 again keeps it.
 		_, err = sdb.ExecContext(ctx, `RESET ulid_flake.epoch_ms`)
 		require.NoError(t, err)
-		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(6))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(4))
 		require.Equal(t, "55000", sqlCode(err), "%v", err)
 		require.ErrorContains(t, err, "the default: 1704067200000")
 		var dbName string
@@ -119,11 +119,11 @@ func TestMigrateEpoch(t *testing.T) {
 		_, err = sdb.ExecContext(ctx, `ALTER DATABASE `+dbName+` SET ulid_flake.epoch_ms = 1577836800000`)
 		require.NoError(t, err)
 		sdb.SetMaxIdleConns(0) // new sessions, which read the database's setting
-		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(6))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(4))
 		require.NoError(t, err)
 		var at time.Time
 		require.NoError(t, sdb.QueryRowContext(ctx, `SELECT ulid_flake_time(0)`).Scan(&at))
-		require.Equal(t, e2020.UnixMilli(), at.UnixMilli(), "version 6 after Down: a new session reads 7's epoch")
+		require.Equal(t, e2020.UnixMilli(), at.UnixMilli(), "version 4 after Down: a new session reads 5's epoch")
 		_, err = migrations.Migrate(ctx, sdb)
 		require.NoError(t, err)
 		require.Equal(t, e2020.UnixMilli(), epochOf(t, ctx, sdb))
@@ -134,7 +134,7 @@ func TestMigrateEpoch(t *testing.T) {
 		// the sessions without one (the default) when Epoch asks for
 		// another; until the settings all say the epoch asked for.
 		sdb = itest.EmptyDB(t, db.Server)
-		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(6))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(4))
 		require.NoError(t, err)
 		_, err = sdb.ExecContext(ctx, `SELECT ulid_flake() FROM generate_series(1, 10)`)
 		require.NoError(t, err)
@@ -160,22 +160,22 @@ func TestMigrateEpoch(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, e2020.UnixMilli(), epochOf(t, ctx, sdb))
 
-		// A role whose setting is empty had the default, as version 6
-		// read it: a Down to 6 would move its sessions.
+		// A role whose setting is empty had the default, as version 4
+		// read it: a Down to 4 would move its sessions.
 		_, err = sdb.ExecContext(ctx, `ALTER ROLE `+role+` IN DATABASE `+dbName+` SET ulid_flake.epoch_ms = ''`)
 		require.NoError(t, err)
-		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(6))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(4))
 		require.Equal(t, "55000", sqlCode(err), "%v", err)
 		require.ErrorContains(t, err, role)
 
-		// Epoch with a Down or a target below 7, where nothing keeps it.
-		_, err = migrations.Migrate(ctx, sdb, migrations.WithEpoch(e2020), migrations.WithTarget(6))
+		// Epoch with a Down or a target below 5, where nothing keeps it.
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithEpoch(e2020), migrations.WithTarget(4))
 		require.ErrorIs(t, err, migrations.ErrEpoch)
 
-		// An upgrade from 6 where the setting held another epoch keeps it.
+		// An upgrade from 4 where the setting held another epoch keeps it.
 		sdb = itest.EmptyDB(t, db.Server)
 		sdb.SetMaxOpenConns(1)
-		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(6))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(4))
 		require.NoError(t, err)
 		_, err = sdb.ExecContext(ctx, `SET ulid_flake.epoch_ms = 1577836800000`)
 		require.NoError(t, err)
@@ -188,7 +188,7 @@ func TestMigrateEpoch(t *testing.T) {
 		for bad, code := range map[string]string{"-5": "22023", "900000000000000000": "22023", "2020-01-01": "23514"} {
 			sdb = itest.EmptyDB(t, db.Server)
 			sdb.SetMaxOpenConns(1)
-			_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(6))
+			_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(4))
 			require.NoError(t, err)
 			_, err = sdb.ExecContext(ctx, `SET ulid_flake.epoch_ms = '`+bad+`'`)
 			require.NoError(t, err)

@@ -125,8 +125,8 @@ func TestMigrateRefusesAForeignSchemaOwner(t *testing.T) {
 
 // TestSIDIsFixedByTheOwner: a role that may insert rows but not write the
 // key cannot give them another node's SID, whatever it SETs; the SID the
-// database and role settings gave sessions under version 7 is what
-// version 8 fixes, and only the install's owner changes it.
+// database and role settings gave sessions under version 4 is what
+// version 5 fixes, and only the install's owner changes it.
 func TestSIDIsFixedByTheOwner(t *testing.T) {
 	t.Parallel()
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
@@ -135,18 +135,18 @@ func TestSIDIsFixedByTheOwner(t *testing.T) {
 		sdb, name := itest.EmptyDBNamed(t, db.Server)
 		ins := "ins_" + name
 		loginRole(t, db.Server, ins, name)
-		// Version 7 read the setting: a database whose sessions had SID 1.
+		// Version 4 read the setting: a database whose sessions had SID 1.
 		_, err := sdb.ExecContext(ctx, `ALTER DATABASE `+name+` SET ulid_flake.sid = 1`)
 		require.NoError(t, err)
 		// New connections read the database's setting.
 		sdb = openAs(t, db.Server, name, "")
-		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(7))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(4))
 		require.NoError(t, err)
 		_, err = migrations.Migrate(ctx, sdb)
 		require.NoError(t, err)
 		var sid sql.NullInt64
 		require.NoError(t, sdb.QueryRowContext(ctx, `SELECT ulid_flake_node_sid()`).Scan(&sid))
-		require.Equal(t, sql.NullInt64{Int64: 1, Valid: true}, sid, "the SID version 7 gave sessions")
+		require.Equal(t, sql.NullInt64{Int64: 1, Valid: true}, sid, "the SID version 4 gave sessions")
 
 		_, err = sdb.ExecContext(ctx, `CREATE TABLE notes (id bigint PRIMARY KEY DEFAULT ulid_flake_scalable(), note text);
 			GRANT USAGE ON SCHEMA public TO `+ins+`; GRANT INSERT (note) ON notes TO `+ins+`;
@@ -179,18 +179,18 @@ func TestSIDIsFixedByTheOwner(t *testing.T) {
 		require.NoError(t, rows.Err())
 		require.Equal(t, 2, ids)
 
-		// The owner changes it; a Down to 7 (through version 8's) is refused until the settings say it.
+		// The owner changes it; a Down to 4 is refused until the settings say it.
 		_, err = sdb.ExecContext(ctx, `SELECT ulid_flake_set_sid(5)`)
 		require.NoError(t, err)
 		var got int64
 		require.NoError(t, sdb.QueryRowContext(ctx, `SELECT ulid_flake_scalable()`).Scan(&got))
 		require.Equal(t, 5, flake.ID(got).SID())
-		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(7))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(4))
 		require.ErrorIs(t, err, migrations.ErrSID)
-		require.ErrorContains(t, err, "ALTER ROLE "+ins+": 3")
+		require.ErrorContains(t, err, "ALTER ROLE "+ins+" IN DATABASE: 3")
 		_, err = sdb.ExecContext(ctx, `ALTER ROLE `+ins+` IN DATABASE `+name+` RESET ulid_flake.sid; ALTER DATABASE `+name+` SET ulid_flake.sid = 5`)
 		require.NoError(t, err)
-		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(7))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(4))
 		require.NoError(t, err)
 	})
 }
@@ -243,8 +243,8 @@ func TestSetEpochRefusedWhileRowsMayExist(t *testing.T) {
 	})
 }
 
-// TestEpochChecksNeedTheConfigFile: version 7's checks compare the epoch
-// it fixes with every source version 6 read, the server's configuration
+// TestEpochChecksNeedTheConfigFile: version 5's checks compare the epoch
+// it fixes with every source version 4 read, the server's configuration
 // files among them. An installer who may not read them (pg_file_settings)
 // is refused, the install and the Down, with an error that names them and
 // the grants that let it proceed; with the grants it proceeds.
@@ -259,7 +259,7 @@ func TestEpochChecksNeedTheConfigFile(t *testing.T) {
 		_, err := sdb.ExecContext(ctx, `ALTER DATABASE `+name+` OWNER TO `+owner)
 		require.NoError(t, err)
 		odb := openAs(t, db.Server, name, owner)
-		_, err = migrations.Migrate(ctx, odb, migrations.WithTarget(6))
+		_, err = migrations.Migrate(ctx, odb, migrations.WithTarget(4))
 		require.NoError(t, err)
 		_, err = odb.ExecContext(ctx, `SELECT ulid_flake() FROM generate_series(1, 10)`)
 		require.NoError(t, err)
@@ -280,8 +280,8 @@ func TestEpochChecksNeedTheConfigFile(t *testing.T) {
 		_, err = sdb.ExecContext(ctx, strings.NewReplacer("GRANT", "REVOKE", " TO ", " FROM ").Replace(grant))
 		require.NoError(t, err)
 
-		// The Down to 6 checks the same sources.
-		_, err = migrations.Migrate(ctx, odb, migrations.WithTarget(6))
+		// The Down to 4 checks the same sources.
+		_, err = migrations.Migrate(ctx, odb, migrations.WithTarget(4))
 		require.ErrorIs(t, err, migrations.ErrEpoch)
 		require.Equal(t, "42501", sqlCode(err), "%v", err)
 	})
@@ -292,8 +292,9 @@ func TestEpochChecksNeedTheConfigFile(t *testing.T) {
 // belongs to pg_database_owner). It may drop ulid_flake_nodes and make one
 // whose trigger would run as the superuser who calls
 // ulid_flake_check_node() at start-up, as the docs tell golang-migrate
-// users to: the function refuses (42501) before touching it, and Migrate
-// returns ErrForeignOwner; nothing runs as the superuser.
+// users to: the owner's functions check the rule first and refuse
+// (55U05, naming the schema's owner and the table) before touching it,
+// and Migrate returns ErrForeignOwner; nothing runs as the superuser.
 func TestOwnerFunctionsRefuseAForeignState(t *testing.T) {
 	t.Parallel()
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
@@ -315,8 +316,8 @@ func TestOwnerFunctionsRefuseAForeignState(t *testing.T) {
 		require.NoError(t, err)
 		for _, q := range []string{`SELECT public.ulid_flake_check_node()`, `SELECT public.ulid_flake_set_sid(1)`, `SELECT public.ulid_flake_set_epoch(1704067200000::bigint)`} {
 			_, err = sdb.ExecContext(ctx, q)
-			require.Equal(t, "42501", sqlCode(err), "%s: %v", q, err)
-			require.ErrorContains(t, err, "ulid_flake_nodes (owner "+owner+")", q)
+			require.Equal(t, "55U05", sqlCode(err), "%s: %v", q, err)
+			require.ErrorContains(t, err, "relation public.ulid_flake_nodes is owned by "+owner, q)
 		}
 		_, err = migrations.Migrate(ctx, sdb)
 		require.ErrorIs(t, err, migrations.ErrForeignOwner)
@@ -398,7 +399,7 @@ func TestOnlyTheOwnerWritesTheState(t *testing.T) {
 	})
 }
 
-// TestSIDUpgradeReadsEverySource: version 8 fixes the SID version 7 gave
+// TestSIDUpgradeReadsEverySource: version 5 fixes the SID version 4 gave
 // the database's sessions; a migrator whose connection says another (its
 // options, copied from another node) is refused with ErrSID instead of
 // fixing that one.
@@ -408,7 +409,7 @@ func TestSIDUpgradeReadsEverySource(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		sdb, name := itest.EmptyDBNamed(t, db.Server)
-		_, err := migrations.Migrate(ctx, sdb, migrations.WithTarget(7))
+		_, err := migrations.Migrate(ctx, sdb, migrations.WithTarget(4))
 		require.NoError(t, err)
 		_, err = sdb.ExecContext(ctx, `ALTER DATABASE `+name+` SET ulid_flake.sid = 1`)
 		require.NoError(t, err)
@@ -440,10 +441,8 @@ func TestMeshSeesDomainDefaults(t *testing.T) {
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		t.Parallel()
 		ctx := context.Background()
-		sdb := itest.EmptyDB(t, db.Server)
-		_, err := migrations.Migrate(ctx, sdb)
-		require.NoError(t, err)
-		_, err = sdb.ExecContext(ctx, `SELECT ulid_flake_set_sid(1);
+		sdb := itest.StdDB(t, db) // migrated by the template
+		_, err := sdb.ExecContext(ctx, `SELECT ulid_flake_set_sid(1);
 			CREATE DOMAIN key_id AS bigint DEFAULT ulid_flake();
 			CREATE TABLE t (id key_id PRIMARY KEY, v int);
 			CREATE PUBLICATION p FOR TABLE t`)
@@ -455,12 +454,13 @@ func TestMeshSeesDomainDefaults(t *testing.T) {
 }
 
 // TestPlantedOverloadsNeverRun: a role with CREATE on the install schema
-// plants overloads that would match the calls of version 8's file and of
-// the owner's functions better than the real ones (a name where the call
-// passes current_schema(), text where it passes NULL): none runs as the
-// superuser who migrates. Migrate refuses them (ErrForeignOwner), the
-// plain file calls its helper with exact types, and the owner's functions
-// refuse (42501) while they are there.
+// at version 4 plants overloads that would match the calls of version 5's
+// file better than the real ones (text where the file passes a name, a
+// defaulted argument more): none runs as the superuser who migrates.
+// Migrate refuses them (ErrForeignOwner), and so does the plain file, as
+// psql runs it (55U05), before it calls anything. On a full install a
+// CREATE granted later makes the owner's functions refuse (55U05) before
+// they read or call anything.
 func TestPlantedOverloadsNeverRun(t *testing.T) {
 	t.Parallel()
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
@@ -471,47 +471,46 @@ func TestPlantedOverloadsNeverRun(t *testing.T) {
 		loginRole(t, db.Server, mallory, name)
 		_, err := sdb.ExecContext(ctx, `CREATE SCHEMA ids`)
 		require.NoError(t, err)
-		_, err = migrations.Migrate(ctx, sdb, migrations.WithSchema("ids"), migrations.WithTarget(7))
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithSchema("ids"), migrations.WithTarget(4))
 		require.NoError(t, err)
 		_, err = sdb.ExecContext(ctx, `GRANT USAGE, CREATE ON SCHEMA ids TO `+mallory)
 		require.NoError(t, err)
 		escalate := `BEGIN IF current_setting('is_superuser') = 'on' THEN EXECUTE 'ALTER ROLE ` + mallory + ` SUPERUSER'; END IF; END`
 		mdb := openAs(t, db.Server, name, mallory)
-		_, err = mdb.ExecContext(ctx, `CREATE FUNCTION ids.ulid_flake_create(s name, sig text, body text) RETURNS void LANGUAGE plpgsql AS $$`+escalate+`$$;
-			CREATE FUNCTION ids.ulid_flake_start_sid(x int DEFAULT 0) RETURNS text LANGUAGE plpgsql AS $$`+escalate+`$$`)
+		_, err = mdb.ExecContext(ctx, `CREATE FUNCTION ids.ulid_flake_alone(s text) RETURNS void LANGUAGE plpgsql AS $$`+escalate+`$$;
+			CREATE FUNCTION ids.ulid_flake_settings(g text, x int DEFAULT 0) RETURNS TABLE (who text, per_role boolean, rank integer, value text) LANGUAGE plpgsql AS $$`+escalate+`$$`)
 		require.NoError(t, err)
 
 		_, err = migrations.Migrate(ctx, sdb, migrations.WithSchema("ids"))
 		require.ErrorIs(t, err, migrations.ErrForeignOwner)
 		require.False(t, isSuper(t, sdb, mallory))
 
-		// The plain file, as psql runs it: the helper is called with exact types.
+		// The plain file, as psql runs it.
 		all, err := migrations.All()
 		require.NoError(t, err)
 		tx, err := sdb.BeginTx(ctx, nil)
 		require.NoError(t, err)
 		_, err = tx.ExecContext(ctx, `SET LOCAL search_path = ids`)
 		require.NoError(t, err)
-		_, err = tx.ExecContext(ctx, all[7].Up)
-		if err == nil {
-			require.NoError(t, tx.Commit())
-		} else {
-			require.NoError(t, tx.Rollback())
-		}
-		require.False(t, isSuper(t, sdb, mallory), "the planted helper ran: %v", err)
+		_, err = tx.ExecContext(ctx, all[4].Up)
+		require.Equal(t, "55U05", sqlCode(err), "%v", err)
+		require.NoError(t, tx.Rollback())
+		require.False(t, isSuper(t, sdb, mallory), "a planted function ran")
 
-		// A planted overload of a function the owner's functions call by name.
-		_, err = sdb.ExecContext(ctx, `SELECT ids.ulid_flake_node_sid()`)
-		if err != nil {
-			_, err = migrations.Migrate(ctx, sdb, migrations.WithSchema("ids"))
-			require.ErrorIs(t, err, migrations.ErrForeignOwner)
-			return // version 8 did not install beside the planted helpers: refused, and nothing ran
-		}
+		// A full install, then CREATE for mallory and a planted overload of
+		// what the owner's functions call.
+		_, err = sdb.ExecContext(ctx, `REVOKE CREATE ON SCHEMA ids FROM `+mallory+`; DROP OWNED BY `+mallory)
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithSchema("ids"))
+		require.NoError(t, err)
+		_, err = sdb.ExecContext(ctx, `GRANT CREATE ON SCHEMA ids TO `+mallory)
+		require.NoError(t, err)
 		_, err = mdb.ExecContext(ctx, `CREATE FUNCTION ids.ulid_flake_node_sync(mode text, x text) RETURNS boolean LANGUAGE plpgsql AS $$`+
 			strings.Replace(escalate, "END IF; END", "END IF; RETURN false; END", 1)+`$$`)
 		require.NoError(t, err)
 		_, err = sdb.ExecContext(ctx, `SELECT ids.ulid_flake_check_node()`)
-		require.Equal(t, "42501", sqlCode(err), "%v", err)
+		require.Equal(t, "55U05", sqlCode(err), "%v", err)
+		require.ErrorContains(t, err, "function ids.ulid_flake_node_sync(text,text) is owned by "+mallory)
 		require.False(t, isSuper(t, sdb, mallory))
 	})
 }

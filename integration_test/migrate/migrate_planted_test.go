@@ -33,12 +33,12 @@ func TestMigrateRefusesPlantedObjects(t *testing.T) {
 				$$ BEGIN EXECUTE 'ALTER ROLE %[1]s SUPERUSER'; RETURN NEW; END $$;
 			CREATE TRIGGER escalate BEFORE INSERT ON public.ulid_flake_migrations
 				FOR EACH ROW EXECUTE FUNCTION public.escalate()`,
-			// Adopted as version 6 (an install by another tool) and called.
+			// Adopted as version 5 (an install by another tool) and called.
 			`CREATE FUNCTION public.ulid_flake_decode(s text, prefix text) RETURNS bigint LANGUAGE plpgsql AS
 				$$ BEGIN EXECUTE 'ALTER ROLE %[1]s SUPERUSER'; RETURN 42; END $$`,
 			`CREATE FUNCTION public.ulid_flake_at(t timestamptz) RETURNS bigint LANGUAGE plpgsql AS
 				$$ BEGIN EXECUTE 'ALTER ROLE %[1]s SUPERUSER'; RETURN 42; END $$`,
-			// Adopted as version 7; then the generators would call it.
+			// Adopted as version 5; then the generators would call it.
 			`CREATE FUNCTION public.ulid_flake_set_epoch(epoch_ms bigint) RETURNS void LANGUAGE sql AS 'SELECT';
 			CREATE FUNCTION public.ulid_flake_epoch_ms() RETURNS bigint LANGUAGE plpgsql AS
 				$$ BEGIN EXECUTE 'ALTER ROLE %[1]s SUPERUSER'; RETURN 0; END $$`,

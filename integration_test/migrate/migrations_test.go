@@ -296,11 +296,11 @@ func TestSQLGeneratorErrors(t *testing.T) {
 			require.ErrorContains(t, err, want, q)
 		}
 		// Bad settings and epochs are named, with stable SQLSTATEs. The
-		// epoch setting is read only by the install (version 7).
+		// epoch setting is read only by the install (version 5).
 		for _, tc := range []struct{ set, query, want, code string }{
 			{`SET ulid_flake.epoch_ms = 'soon'`, `SELECT ulid_flake_set_epoch(1234567890123456789)`, "is not between 0 and 244606207777792 Unix ms", "22023"},
 			{`SET ulid_flake.epoch_ms = 'x'`, `SELECT ulid_flake_set_epoch(NULL)`, "the epoch is NULL", "22004"},
-			// The SID setting is read only by the install (version 8).
+			// The SID setting is read only by the install (version 5).
 			{`SET ulid_flake.sid = 'seven'`, `SELECT ulid_flake_scalable()`, "no SID: give ulid_flake_scalable(sid) or ulid_flake_set_sid(n)", "23514"},
 			{`SET ulid_flake.sid = '7'`, `SELECT ulid_flake_scalable()`, "no SID: give ulid_flake_scalable(sid) or ulid_flake_set_sid(n)", "23514"},
 		} {

@@ -13,7 +13,7 @@ import (
 )
 
 // TestSetEpochReachesCachedPlans: the epoch is a constant in the plans of
-// the generators and of ulid_flake_time/_min/_max (version 7), yet a
+// the generators and of ulid_flake_time/_min/_max (version 5), yet a
 // session that cached those plans (a prepared statement past its fifth
 // run, so with a generic plan; a column default; a PL/pgSQL function)
 // uses the epoch ulid_flake_set_epoch sets in another session from its

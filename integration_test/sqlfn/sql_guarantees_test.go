@@ -2,6 +2,7 @@ package sqlfn_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,7 +23,9 @@ func TestInstallIntoHostileSchemas(t *testing.T) {
 		sdb := itest.StdDB(t, db)
 		_, err := sdb.ExecContext(ctx, `CREATE TABLE victim (x int)`)
 		require.NoError(t, err)
-		for _, name := range itest.HostileSchemas {
+		// Beside the shared names, one with the markers 005 fills in
+		// ulid_flake_node_sync's body (@schema@, @s@) and a double quote.
+		for _, name := range append(slices.Clone(itest.HostileSchemas), `x"@schema@'@s@`) {
 			require.LessOrEqual(t, len(name), 63)
 			q := `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 			_, err := sdb.ExecContext(ctx, `CREATE SCHEMA `+q)
@@ -46,6 +49,13 @@ func TestInstallIntoHostileSchemas(t *testing.T) {
 			require.Equal(t, "cus_000000000001A", text)
 			_, err = sdb.ExecContext(ctx, `SELECT `+q+`.ulid_flake_encode(42, 'Cus')`)
 			require.ErrorContains(t, err, "22023", name)
+			// The owner's functions, which write the state and the generators.
+			_, err = sdb.ExecContext(ctx, `SELECT `+q+`.ulid_flake_set_sid(5)`)
+			require.NoError(t, err, name)
+			require.NoError(t, sdb.QueryRowContext(ctx, `SELECT `+q+`.ulid_flake_scalable()`).Scan(&id), name)
+			require.EqualValues(t, 5, id&31, name)
+			_, err = sdb.ExecContext(ctx, `SELECT `+q+`.ulid_flake_build(7), `+q+`.ulid_flake_check_node(), `+q+`.ulid_flake_set_sid(NULL)`)
+			require.NoError(t, err, name)
 			// Every function the install's bodies call is its own or pg_catalog's
 			// (x%%y's must not call x%y's: a name read twice by format()).
 			var others string

@@ -1,6 +1,8 @@
 package sqlfn_test
 
 import (
+	"errors"
+
 	"context"
 	"database/sql"
 	"fmt"
@@ -13,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ulidflake/ulidflake/integration_test/itest"
@@ -197,13 +200,29 @@ func callEverything(t *testing.T, ctx context.Context, db *sql.DB, path, schema 
 	exec(`CREATE TABLE `+table+` (id bigint PRIMARY KEY DEFAULT `+q+`.ulid_flake(), sid_id bigint DEFAULT `+q+`.ulid_flake_scalable(3), v int)`, false)
 	exec(`INSERT INTO `+table+` (v) VALUES (1)`, false)
 	exec(`INSERT INTO `+table+` (v) SELECT g FROM pg_catalog.generate_series(2, 100) g`, false)
-	exec(`SET ulid_flake.epoch_ms = 1704067200000; SELECT `+q+`.ulid_flake_set_sid(4)`, false)
-	exec(`SELECT `+q+`.ulid_flake_scalable(), `+q+`.ulid_flake(), `+q+`.ulid_flake_time(42)`, false)
-	exec(`RESET ulid_flake.epoch_ms; SELECT `+q+`.ulid_flake_set_sid(NULL)`, false)
-	exec(`SELECT `+q+`.ulid_flake_set_epoch(`+q+`.ulid_flake_epoch_ms())`, false)
+	// The owner's functions check the rule first: in public, where the
+	// planting role may create, they refuse (55U05) before anything runs.
+	owner := func(stmt string) {
+		t.Helper()
+		_, err := conn.ExecContext(ctx, stmt)
+		if schema == "public" {
+			var pe *pgconn.PgError
+			require.True(t, errors.As(err, &pe) && pe.Code == "55U05", "%s: %v", stmt, err)
+		} else {
+			require.NoError(t, err, "%s (search_path %q)", stmt, path)
+		}
+	}
+	sid := ""
+	if schema == "public" {
+		sid = "4"
+	}
+	owner(`SET ulid_flake.epoch_ms = 1704067200000; SELECT ` + q + `.ulid_flake_set_sid(4)`)
+	exec(`SELECT `+q+`.ulid_flake_scalable(`+sid+`), `+q+`.ulid_flake(), `+q+`.ulid_flake_time(42)`, false)
+	owner(`RESET ulid_flake.epoch_ms; SELECT ` + q + `.ulid_flake_set_sid(NULL)`)
+	owner(`SELECT ` + q + `.ulid_flake_set_epoch(` + q + `.ulid_flake_epoch_ms())`)
 	exec(`SELECT `+q+`.ulid_flake_encode(id), `+q+`.ulid_flake_decode(`+q+`.ulid_flake_encode(id)), `+q+`.ulid_flake_time(id),
 		`+q+`.ulid_flake_min(pg_catalog.now()), `+q+`.ulid_flake_max(pg_catalog.now()), `+q+`.ulid_flake_at(pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 day') FROM `+table, false)
-	exec(`SELECT `+q+`.ulid_flake_check_node()`, false)
+	owner(`SELECT ` + q + `.ulid_flake_check_node()`)
 	exec(`SELECT `+q+`.ulid_flake_decode(`+q+`.ulid_flake_encode(id, 'cus'), 'cus') FROM `+table, false)
 	for _, bad := range []string{`ulid_flake_decode('ord_0000000000001', 'cus')`, `ulid_flake_decode('0000000000001', 'cus')`,
 		`ulid_flake_encode(1, 'Cus')`, `ulid_flake_decode('cus_x', 'cus')`,

@@ -192,7 +192,7 @@ type GeneratorsRow struct {
 	Sid     int32
 }
 
-// What the generators read: the epoch (Unix ms) and the SID in force.
+// What the ID functions read: the epoch (Unix ms) and the SID in force.
 func (q *Queries) Generators(ctx context.Context) (GeneratorsRow, error) {
 	row := q.db.QueryRow(ctx, generators)
 	var i GeneratorsRow

@@ -5,31 +5,33 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ulidflake/ulidflake/blocks"
+	"github.com/ulidflake/ulidflake/flake"
 	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 	"github.com/ulidflake/ulidflake/migrations"
 )
 
-// Versions 9 (ulid_flake_block) and 10 (ulid_flake_out_of_range): the
+// Version 5 (ulid_flake_block, ulid_flake_out_of_range, ...): the
 // adoption and planted-object cases of CONTRIBUTING.md, "Adding a
 // migration", step 5.
 
-// TestToolInstallsAtVersions9And10Adopted: golang-migrate and goose, each
-// with a release that shipped versions 1 to 9 (then 1 to 10), install;
-// Migrate records what they installed, runs only the newer versions, and
-// ulid_flake_block and version 10's error work.
-func TestToolInstallsAtVersions9And10Adopted(t *testing.T) {
+// TestToolInstallsAtVersions4And5Adopted: golang-migrate and goose, each
+// with a release that shipped versions 1 to 4 (0.1.0, then 1 to 5),
+// install; Migrate records what they installed, runs only the newer
+// versions, and ulid_flake_block and the out-of-range error work.
+func TestToolInstallsAtVersions4And5Adopted(t *testing.T) {
 	t.Parallel()
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		t.Parallel()
 		ctx := context.Background()
-		for _, upTo := range []int{9, 10} {
+		for _, upTo := range []int{4, 5} {
 			for tool, install := range map[string]func(*sql.DB, string) int{
 				"golang-migrate": func(sdb *sql.DB, u string) int {
 					table := "ulid_flake_schema_migrations"
@@ -61,16 +63,16 @@ func TestToolInstallsAtVersions9And10Adopted(t *testing.T) {
 				var n, newest int
 				require.NoError(t, sdb.QueryRowContext(ctx, `SELECT count(*), max(version) FROM ulid_flake_migrations`).Scan(&n, &newest))
 				require.Equal(t, [2]int{migrations.Latest(), migrations.Latest()}, [2]int{n, newest})
-				checkVersions9And10(t, sdb, "")
+				checkVersion5(t, sdb, "")
 			}
 		}
 	})
 }
 
-// checkVersions9And10 checks, in schema (or the current one when ""), that
+// checkVersion5 checks, in schema (or the current one when ""), that
 // ulid_flake_block(3) returns 3 ascending IDs and that ulid_flake_at of a
-// time before the epoch raises 22003 with version 10's hint.
-func checkVersions9And10(t *testing.T, sdb *sql.DB, schema string) {
+// time before the epoch raises 22003 with version 5's hint.
+func checkVersion5(t *testing.T, sdb *sql.DB, schema string) {
 	t.Helper()
 	ctx := context.Background()
 	if schema != "" {
@@ -83,7 +85,7 @@ func checkVersions9And10(t *testing.T, sdb *sql.DB, schema string) {
 	var pe *pgconn.PgError
 	require.True(t, errors.As(err, &pe), "%v", err)
 	require.Equal(t, "22003", pe.Code)
-	require.Contains(t, pe.Hint, "ulid_flake_set_epoch", "version 10's hint")
+	require.Contains(t, pe.Hint, "ulid_flake_set_epoch", "version 5's hint")
 }
 
 // plantEscalation is a body that makes role superuser when a superuser
@@ -93,8 +95,8 @@ func plantEscalation(role, ret string) string {
 }
 
 // TestPlantedBlockFunctionRefused: a role that may create objects in the
-// install schema plants a ulid_flake_block at version 8, which Migrate
-// would otherwise adopt as version 9 (the same signature) or leave beside
+// install schema plants a ulid_flake_block at version 4, which Migrate
+// would otherwise adopt (the same signature) or leave beside
 // the real one (another signature): Migrate refuses it (ErrForeignOwner,
 // naming the role) and runs none of it.
 func TestPlantedBlockFunctionRefused(t *testing.T) {
@@ -105,7 +107,7 @@ func TestPlantedBlockFunctionRefused(t *testing.T) {
 		for i, sig := range []string{"n integer", "n text", "n bigint"} {
 			sdb := itest.EmptyDB(t, db.Server)
 			role := fmt.Sprintf("block_planter_%d_%d", db.Server.Major, i)
-			_, err := migrations.Migrate(ctx, sdb, migrations.WithTarget(8))
+			_, err := migrations.Migrate(ctx, sdb, migrations.WithTarget(4))
 			require.NoError(t, err)
 			_, err = sdb.ExecContext(ctx, `DROP ROLE IF EXISTS `+role+`; CREATE ROLE `+role+`; GRANT CREATE ON SCHEMA public TO `+role)
 			require.NoError(t, err)
@@ -125,7 +127,7 @@ func TestPlantedBlockFunctionRefused(t *testing.T) {
 			require.NoError(t, err)
 			_, err = migrations.Migrate(ctx, sdb)
 			require.NoError(t, err, "once the plant is gone")
-			checkVersions9And10(t, sdb, "")
+			checkVersion5(t, sdb, "")
 		}
 	})
 }
@@ -138,7 +140,7 @@ func isSuper(t *testing.T, sdb *sql.DB, role string) bool {
 	return s
 }
 
-// TestPlantedOverloadsOfVersions9And10NeverRun: on a full install, a role
+// TestPlantedOverloadsOfVersion5NeverRun: on a full install, a role
 // with CREATE on the install schema plants overloads of ulid_flake_block
 // that a looser call would prefer (text, bigint, numeric), of the
 // generators it calls (with a defaulted argument), and of
@@ -146,7 +148,7 @@ func isSuper(t *testing.T, sdb *sql.DB, role string) bool {
 // superuser's blocks.Source, ulid_flake_block and ulid_flake_at never run
 // them: they call the real functions (or fail), and Migrate refuses the
 // planted ulid_flake_block overloads.
-func TestPlantedOverloadsOfVersions9And10NeverRun(t *testing.T) {
+func TestPlantedOverloadsOfVersion5NeverRun(t *testing.T) {
 	t.Parallel()
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		t.Parallel()
@@ -178,7 +180,7 @@ func TestPlantedOverloadsOfVersions9And10NeverRun(t *testing.T) {
 		require.NoError(t, err)
 		require.NotEqual(t, int64(42), id.Int64(), "a planted block")
 		require.NoError(t, src.Close())
-		checkVersions9And10(t, sdb, "ids")
+		checkVersion5(t, sdb, "ids")
 		require.False(t, isSuper(t, sdb, mallory), "a planted overload ran as the superuser")
 
 		// Overloads of the generators that ulid_flake_block calls.
@@ -203,10 +205,10 @@ func TestPlantedOverloadsOfVersions9And10NeverRun(t *testing.T) {
 }
 
 // TestPlantedOutOfRangeRefused: a ulid_flake_out_of_range(timestamptz,
-// bigint) that another role planted at version 9 is version 10's
-// fingerprint: Migrate refuses it (ErrForeignOwner) instead of recording
-// version 10 as installed while ulid_flake_min and _max keep version 7's
-// bodies; once it is gone, version 10 installs and its hint is there.
+// bigint) that another role planted at version 4, which version 5
+// creates: Migrate refuses it (ErrForeignOwner) instead of leaving it in
+// place for ulid_flake_min and _max to call; once it is gone, version 5
+// installs and its hint is there.
 func TestPlantedOutOfRangeRefused(t *testing.T) {
 	t.Parallel()
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
@@ -214,7 +216,7 @@ func TestPlantedOutOfRangeRefused(t *testing.T) {
 		ctx := context.Background()
 		sdb := itest.EmptyDB(t, db.Server)
 		role := fmt.Sprintf("range_planter_%d", db.Server.Major)
-		_, err := migrations.Migrate(ctx, sdb, migrations.WithTarget(9))
+		_, err := migrations.Migrate(ctx, sdb, migrations.WithTarget(4))
 		require.NoError(t, err)
 		_, err = sdb.ExecContext(ctx, `DROP ROLE IF EXISTS `+role+`; CREATE ROLE `+role+`; GRANT CREATE ON SCHEMA public TO `+role)
 		require.NoError(t, err)
@@ -234,6 +236,64 @@ func TestPlantedOutOfRangeRefused(t *testing.T) {
 		require.NoError(t, err)
 		_, err = migrations.Migrate(ctx, sdb)
 		require.NoError(t, err)
-		checkVersions9And10(t, sdb, "")
+		checkVersion5(t, sdb, "")
+	})
+}
+
+// TestUpgradeFromVersion4InPlace: a database at 0.1.0's version 4 that has
+// made IDs upgrades in place to version 5 (Migrate to 4, then up): the
+// offset it recorded is kept, the epoch is the one version 4 gave its
+// sessions, this node gets its row, and new IDs repeat none of the old
+// ones and sort after them; a Down to 4 and up again keep all of it.
+func TestUpgradeFromVersion4InPlace(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		sdb := itest.EmptyDB(t, db.Server)
+		_, err := migrations.Migrate(ctx, sdb, migrations.WithTarget(4))
+		require.NoError(t, err)
+		ids := func() []int64 {
+			t.Helper()
+			var out []int64
+			rows, err := sdb.QueryContext(ctx, `SELECT ulid_flake() FROM generate_series(1, 500) UNION ALL SELECT ulid_flake_scalable(3) FROM generate_series(1, 500)`)
+			require.NoError(t, err)
+			defer rows.Close()
+			for rows.Next() {
+				var id int64
+				require.NoError(t, rows.Scan(&id))
+				out = append(out, id)
+			}
+			require.NoError(t, rows.Err())
+			return out
+		}
+		offset := func() (o int64) {
+			t.Helper()
+			require.NoError(t, sdb.QueryRowContext(ctx, `SELECT "offset" FROM ulid_flake_state`).Scan(&o))
+			return
+		}
+		old, off := ids(), offset()
+		steps, err := migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
+		require.Len(t, steps, 1)
+		require.Equal(t, off, offset(), "the offset version 4 recorded")
+		var epoch int64
+		var rows int
+		require.NoError(t, sdb.QueryRowContext(ctx, `SELECT ulid_flake_epoch_ms(), (SELECT count(*) FROM ulid_flake_nodes n JOIN ulid_flake_state s ON s.node_id = n.node_id)`).Scan(&epoch, &rows))
+		require.Equal(t, flake.DefaultEpoch().UnixMilli(), epoch)
+		require.Equal(t, 1, rows, "this node's row")
+		fresh := ids()
+		_, err = migrations.Migrate(ctx, sdb, migrations.WithTarget(4))
+		require.NoError(t, err)
+		require.Equal(t, off, offset())
+		again := ids()
+		_, err = migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
+		require.Equal(t, off, offset())
+		last := ids()
+		all := slices.Concat(old, fresh, again, last)
+		slices.Sort(all)
+		require.Len(t, slices.Compact(all), 4000, "no ID repeats across the upgrade, the Down and the upgrade again")
+		require.Less(t, slices.Max(old), slices.Min(last), "IDs after the upgrade sort after the old ones")
 	})
 }
