@@ -50,7 +50,7 @@
 //
 // When half of the current block is handed out, or half its validity has
 // passed since it was asked for, the Source reserves the next in the
-// background (one reservation at a time), so New rarely waits for a round
+// background (one reservation at a time), so NewWait rarely waits for a round
 // trip, at a high rate or a low one: it waits when a block is used up or
 // too old before the next arrives, after a pause longer than half the
 // validity, and on the first call. [Source.NewWait] waits at most
@@ -59,10 +59,10 @@
 // failed reservations meanwhile, pausing 50 ms, then longer, up to 1 s,
 // between them. A reservation still unanswered after WithTimeout (lib/pq
 // stops no query once it is sent) is given up on, its block dropped when
-// it comes, and a waiting New sends another: at most two run at once.
+// it comes, and a waiting NewWait sends another: at most two run at once.
 // [WithObserver] reports each reservation and each wait, for metrics
 // (docs/observability.md); it reports a reservation on the goroutine that
-// made it, once a waiting New may go on, so the [Observer] may call New, and
+// made it, once a waiting NewWait may go on, so the [Observer] may call NewWait, and
 // should return quickly.
 //
 // # Connections

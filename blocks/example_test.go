@@ -43,14 +43,15 @@ func ExampleNewSource() {
 	_ = gormplugin.NewPlugin(gormplugin.WithSource(src))
 }
 
-func ExampleSource_New() {
+// NewWait waits for a block until its context ends or WithTimeout
+// passes, then says why it has none.
+func ExampleSource_NewWait_unreachable() {
 	// A database that does not answer: nothing listens on port 1.
 	db, _ := sql.Open("pgx", "postgres://app@127.0.0.1:1/app")
 	defer db.Close()
 	src, _ := blocks.NewSource(db, blocks.WithTimeout(200*time.Millisecond))
 	defer src.Close()
-	// New waits at most 200ms for a block, then says why it has none.
-	_, err := src.New()
+	_, err := src.NewWait(context.Background())
 	fmt.Println(errors.Is(err, blocks.ErrUnavailable))
 	// Output: true
 }
@@ -75,7 +76,7 @@ func ExampleSource_Close() {
 	defer db.Close()
 	src, _ := blocks.NewSource(db)
 	_ = src.Close() // the IDs left in its blocks are never used
-	_, err := src.New()
+	_, err := src.NewWait(context.Background())
 	fmt.Println(err)
 	// Output: blocks: source closed
 }
@@ -145,7 +146,7 @@ func ExampleWithObserver() {
 	var obs failures // in production, the OpenTelemetry adapter (module otelulidflake)
 	src, _ := blocks.NewSource(db, blocks.WithObserver(&obs), blocks.WithTimeout(200*time.Millisecond))
 	defer src.Close()
-	_, err := src.New()
+	_, err := src.NewWait(context.Background())
 	fmt.Println(errors.Is(err, blocks.ErrUnavailable), obs.reserve.Load() > 0)
 	// Output:
 	// block wait gave up: true

@@ -13,14 +13,14 @@ import (
 // without importing this package.
 //
 // They are called synchronously, possibly from many goroutines at once,
-// and never with the source's lock held, so they may call New: they must
+// and never with the source's lock held, so they may call NewWait: they must
 // be safe for concurrent use and return quickly.
 type Observer interface {
 	// ObserveBlockReserve: a reservation ended: ids IDs in the block,
 	// after roundTrip; err when it failed (ids 0). A reservation that
 	// Close cut short, or that was given up on, is not reported.
 	ObserveBlockReserve(ids int64, roundTrip time.Duration, err error)
-	// ObserveBlockWait: a call of New or NewWait found no ID in hand and
+	// ObserveBlockWait: a call of NewWait found no ID in hand and
 	// waited for a block. wait: how long; err: the error it returned, nil
 	// when it got an ID. A wait that found the source closed is not
 	// reported.
@@ -56,7 +56,7 @@ func (s *Source) waited(start time.Time, err error) {
 }
 
 // ended notes that the source stopped handing out b, used up or
-// expired, to report once s.mu is let go (so that Observe may call New);
+// expired, to report once s.mu is let go (so that Observe may call NewWait);
 // not an empty b. The caller holds s.mu.
 func (s *Source) ended(b block) {
 	if s.o.obs != nil && b.ids != nil {

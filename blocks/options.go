@@ -69,7 +69,7 @@ func WithSize(n int) Option { return func(o *options) { o.size = n } }
 // reservation's round trip.
 func WithValidity(d time.Duration) Option { return func(o *options) { o.validity = d } }
 
-// WithTimeout bounds how long [Source.New] and [Source.NewWait] wait for a
+// WithTimeout bounds how long [Source.NewWait] waits for a
 // block, and how long one reservation may take (default
 // [DefaultTimeout]; positive).
 func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }

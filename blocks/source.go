@@ -60,7 +60,7 @@ var _ flake.Source = (*Source)(nil)
 
 // NewSource returns a Source that reserves blocks through db, where the
 // migrations (version 5 or later) installed ulid_flake_block. It does not
-// touch the database: the first [Source.New] reserves the first block.
+// touch the database: the first [Source.NewWait] reserves the first block.
 // A nil db, or an option outside its limits, gives an error wrapping
 // flake.ErrOption.
 func NewSource(db *sql.DB, opts ...Option) (*Source, error) {
@@ -80,10 +80,6 @@ func NewSource(db *sql.DB, opts ...Option) (*Source, error) {
 // quoteIdent quotes a name for SQL, so that no setting or search_path
 // changes which schema it names.
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-
-// New returns a new ID, waiting for a block at most [WithTimeout]. It is
-// NewWait with a context that never ends by itself.
-func (s *Source) New() (flake.ID, error) { return s.NewWait(context.Background()) }
 
 // NewWait returns a new ID: the next of the current block, unless it is
 // used up or past its validity; then the block reserved ahead, or one
@@ -233,7 +229,7 @@ func (s *Source) untilOverdue(ctx context.Context) (context.Context, context.Can
 // fill runs one reservation, sent at start, and keeps its block or its
 // error, unless it was given up on: then its result is dropped. The
 // observer hears of it after a waiting caller may go on, so that it may
-// call New.
+// call NewWait.
 func (s *Source) fill(done chan struct{}, start time.Time) {
 	defer s.wg.Done()
 	t := time.NewTimer(time.Until(start))
@@ -416,7 +412,7 @@ func (s *Source) poolAdvice() string {
 
 // Close stops the source: the reservations in flight are cancelled, the
 // IDs left are dropped (never handed out), its connection goes back to
-// the pool, and New returns [ErrClosed].
+// the pool, and NewWait returns [ErrClosed].
 // It waits at most 100 ms for a reservation to end (lib/pq does not stop a
 // query the server does not answer; its result is dropped when it comes).
 // It returns nil, and may be called more than once.

@@ -1,6 +1,7 @@
 package blocks_test
 
 import (
+	"context"
 	"database/sql"
 	"net"
 	"net/url"
@@ -34,7 +35,7 @@ func TestStuckReservationLibPQ(t *testing.T) {
 		require.NoError(t, err)
 		seen := map[flake.ID]bool{}
 		take := func() error {
-			id, err := src.New()
+			id, err := src.NewWait(context.Background())
 			if err == nil {
 				require.False(t, seen[id], "ID %v handed out twice", id)
 				seen[id] = true
@@ -63,7 +64,7 @@ func TestStuckReservationLibPQ(t *testing.T) {
 		case <-time.After(10 * time.Second): // far past WithTimeout and Close's grace
 			t.Fatal("Close blocked on a reservation the server does not answer")
 		}
-		_, err = src.New()
+		_, err = src.NewWait(context.Background())
 		require.ErrorIs(t, err, blocks.ErrClosed)
 	})
 }
@@ -114,7 +115,7 @@ func TestValidityBelowRoundTrip(t *testing.T) {
 				}
 			})))
 		require.NoError(t, err)
-		_, err = src.New()
+		_, err = src.NewWait(context.Background())
 		require.ErrorIs(t, err, blocks.ErrUnavailable)
 		require.ErrorIs(t, err, blocks.ErrBlockTooOld)
 		require.ErrorContains(t, err, "raise WithValidity above the round trip")
@@ -136,12 +137,12 @@ func TestObserverCallsNew(t *testing.T) {
 		src, err := blocks.NewSource(itest.StdDB(t, db), blocks.WithSize(1), blocks.WithTimeout(2*time.Second),
 			blocks.WithObserver(observerFunc(func(e event) {
 				if e.Kind == eventReserve && once.CompareAndSwap(false, true) {
-					_, err := src.New()
+					_, err := src.NewWait(context.Background())
 					inner <- err
 				}
 			})))
 		require.NoError(t, err)
-		_, err = src.New()
+		_, err = src.NewWait(context.Background())
 		require.NoError(t, err)
 		require.NoError(t, <-inner, "New called by the Observer")
 		require.NoError(t, src.Close())

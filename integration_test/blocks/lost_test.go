@@ -53,7 +53,7 @@ func TestLostBlocksNeverReused(t *testing.T) {
 
 		src, err := blocks.NewSource(sdb, blocks.WithSize(4096))
 		require.NoError(t, err)
-		first, err := src.New()
+		first, err := src.NewWait(context.Background())
 		require.NoError(t, err)
 		require.NoError(t, src.Close())
 

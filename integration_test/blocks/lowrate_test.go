@@ -1,6 +1,7 @@
 package blocks_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -26,7 +27,7 @@ func TestLowRate(t *testing.T) {
 		src, err := blocks.NewSource(itest.StdDB(t, db), blocks.WithSize(1000), blocks.WithValidity(validity), blocks.WithObserver(&rec))
 		require.NoError(t, err)
 		defer src.Close()
-		_, err = src.New() // the first wait; on a loaded server it may be long
+		_, err = src.NewWait(context.Background()) // the first wait; on a loaded server it may be long
 		require.NoError(t, err)
 		gaps := 0 // pauses longer than half the validity (a starved test): a wait may follow each
 		last := time.Now()
@@ -35,7 +36,7 @@ func TestLowRate(t *testing.T) {
 				gaps++
 			}
 			for range 3 {
-				_, err := src.New()
+				_, err := src.NewWait(context.Background())
 				require.NoError(t, err)
 			}
 			last = time.Now()

@@ -96,7 +96,7 @@ func TestObserver(t *testing.T) {
 		defer src.Close()
 		take := func(n int) {
 			for range n {
-				_, err := src.New()
+				_, err := src.NewWait(context.Background())
 				require.NoError(t, err)
 			}
 		}
@@ -133,7 +133,7 @@ func TestObserverFailures(t *testing.T) {
 		var rec recorder
 		src, err := blocks.NewSource(itest.StdDB(t, db), blocks.WithSchema("no_such_schema"), blocks.WithObserver(&rec))
 		require.NoError(t, err)
-		_, err = src.New()
+		_, err = src.NewWait(context.Background())
 		require.ErrorIs(t, err, migrations.ErrNotInstalled)
 		require.NoError(t, src.Close())
 		reserves, waits := rec.of(eventReserve), rec.of(eventBlockWait)
@@ -153,7 +153,7 @@ func TestObserverFailures(t *testing.T) {
 		cancel()
 		_, err = src.NewWait(ctx) // gives up at once: still a wait, with its error
 		require.ErrorIs(t, err, context.Canceled)
-		_, err = src.New()
+		_, err = src.NewWait(context.Background())
 		require.ErrorIs(t, err, blocks.ErrUnavailable)
 		require.NoError(t, src.Close())
 		reserves, waits = rec.of(eventReserve), rec.of(eventBlockWait)
@@ -181,15 +181,15 @@ func TestObserverCallsNewOnBlockEnd(t *testing.T) {
 		inner := make(chan error, 1)
 		src, err := blocks.NewSource(itest.StdDB(t, db), blocks.WithSize(1), blocks.WithObserver(observerFunc(func(e event) {
 			if e.Kind == eventEnd {
-				once.Do(func() { _, err := src.New(); inner <- err })
+				once.Do(func() { _, err := src.NewWait(context.Background()); inner <- err })
 			}
 		})))
 		require.NoError(t, err) // no deferred Close: after a deadlock it would hang
 		outer := make(chan error, 1)
 		go func() {
-			_, err := src.New()
+			_, err := src.NewWait(context.Background())
 			if err == nil {
-				_, err = src.New()
+				_, err = src.NewWait(context.Background())
 			}
 			outer <- err
 		}()

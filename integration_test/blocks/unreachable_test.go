@@ -37,7 +37,7 @@ func TestUnreachable(t *testing.T) {
 		defer refused.Close()
 		src, err := blocks.NewSource(refused, blocks.WithTimeout(300*time.Millisecond))
 		require.NoError(t, err)
-		id, err := src.New()
+		id, err := src.NewWait(context.Background())
 		require.ErrorIs(t, err, blocks.ErrUnavailable)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		require.Zero(t, id)
@@ -57,12 +57,12 @@ func TestUnreachable(t *testing.T) {
 		src, err = blocks.NewSource(via, blocks.WithSize(8), blocks.WithValidity(200*time.Millisecond), blocks.WithTimeout(time.Second))
 		require.NoError(t, err)
 		defer src.Close()
-		_, err = src.New()
+		_, err = src.NewWait(context.Background())
 		require.NoError(t, err)
 		p.hold.Store(true)
 		time.Sleep(400 * time.Millisecond) // the block grows too old
 		for range 3 {
-			_, err = src.New()
+			_, err = src.NewWait(context.Background())
 			require.ErrorIs(t, err, blocks.ErrUnavailable)
 		}
 		p.hold.Store(false)
@@ -70,7 +70,7 @@ func TestUnreachable(t *testing.T) {
 		// Each call waits at most the 1 s timeout, and the Source pauses up
 		// to 1 s between failed reservations: a few calls may still fail.
 		for deadline := time.Now().Add(time.Minute); ; {
-			if _, err = src.New(); err == nil || time.Now().After(deadline) {
+			if _, err = src.NewWait(context.Background()); err == nil || time.Now().After(deadline) {
 				break
 			}
 			require.ErrorIs(t, err, blocks.ErrUnavailable)
@@ -81,7 +81,7 @@ func TestUnreachable(t *testing.T) {
 		src, err = blocks.NewSource(empty)
 		require.NoError(t, err)
 		defer src.Close()
-		_, err = src.New()
+		_, err = src.NewWait(context.Background())
 		require.ErrorIs(t, err, migrations.ErrNotInstalled)
 	})
 }

@@ -35,7 +35,7 @@ func TestValidity(t *testing.T) {
 			}
 			time.Sleep(3 * validity)
 			pause := time.Now()
-			id, err := src.New()
+			id, err := src.NewWait(context.Background())
 			require.NoError(t, err)
 			require.Falsef(t, flake.DefaultEpoch().Time(id).Before(pause.Add(-validity-time.Millisecond)),
 				"ID %s of %s, handed out after an idle pause that ended at %s", id, flake.DefaultEpoch().Time(id), pause)

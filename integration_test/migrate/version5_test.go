@@ -176,7 +176,7 @@ func TestPlantedOverloadsOfVersion5NeverRun(t *testing.T) {
 
 		src, err := blocks.NewSource(sdb, blocks.WithSchema("ids"), blocks.WithSize(8))
 		require.NoError(t, err)
-		id, err := src.New()
+		id, err := src.NewWait(context.Background())
 		require.NoError(t, err)
 		require.NotEqual(t, int64(42), id.Int64(), "a planted block")
 		require.NoError(t, src.Close())

@@ -42,7 +42,7 @@ func TestBlocks(t *testing.T) {
 		}
 		take := func(n int) {
 			for range n {
-				if _, err := src.New(); err != nil {
+				if _, err := src.NewWait(context.Background()); err != nil {
 					t.Fatal(err)
 				}
 			}
