@@ -75,7 +75,9 @@ func WithValidity(d time.Duration) Option { return func(o *options) { o.validity
 func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
 
 // WithSchema names the schema the migrations installed ulid_flake_block
-// in (default "public", as for the migrations). The function is called by
+// in (default [migrations.DefaultSchema], "public": where Migrate installs
+// under PostgreSQL's default search_path; pass the schema Migrate was given,
+// or found first on its search_path, otherwise). The function is called by
 // this name, quoted, whatever the connection's search_path.
 func WithSchema(name string) Option { return func(o *options) { o.schema = name } }
 
