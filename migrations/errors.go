@@ -49,7 +49,7 @@ var (
 	// name, is another role's. Such a role could drop what is there and
 	// put its own state or functions in its place, or run its code with
 	// the caller's rights.
-	ErrForeignOwner = errors.New("migrations: the install holds objects of another role")
+	ErrForeignOwner = errors.New("migrations: the install schema is not the installer's alone")
 	// ErrEpoch: the functions were installed with another epoch than the
 	// one [WithEpoch] gives, or version 5 would fix an epoch other than the one
 	// the settings gave sessions that made IDs, or [WithEpoch] is given with a

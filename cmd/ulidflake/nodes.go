@@ -153,6 +153,11 @@ func overlaps(nodes []node) []string {
 // once their rows meet.
 func pairProblems(a, b node) []string {
 	pair := a.label() + " and " + b.label()
+	if a.system == b.system && a.started == b.started && a.databaseID == b.databaseID {
+		return []string{fmt.Sprintf("%s: two installs in one database, each with its own sequence, offset and epoch: "+
+			"their IDs can be equal; keep one (the one your defaults call) and remove the other (migrations down in its schema, "+
+			"after moving any DEFAULT that calls it); see %s", pair, mergeDocs)}
+	}
 	var out []string
 	if a.epochMS != b.epochMS {
 		out = append(out, fmt.Sprintf("%s: epochs %s and %s: their IDs read other times, and their times repeat IDs of the other; "+

@@ -246,3 +246,23 @@ func TestNodesRunsAnInstallAsItsOwner(t *testing.T) {
 		require.Equal(t, []string{planter}, ran, "the reader ran nothing")
 	})
 }
+
+// Two installs in one database (a tool's run without the install's
+// search_path made the second, in public): one URL lists both and
+// fails, naming them as two installs of one database, not two databases.
+func TestNodesRefusesTwoInstallsInOneDatabase(t *testing.T) {
+	t.Parallel()
+	bin := itest.BuildCLI(t)
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		in := newInstall(t, db.Server, 1)
+		_, err := in.sdb.Exec(`CREATE SCHEMA second`)
+		require.NoError(t, err)
+		_, err = migrations.Migrate(context.Background(), in.sdb, migrations.WithSchema("second"))
+		require.NoError(t, err)
+		code, stdout, stderr := itest.RunBin(t, bin, "nodes", "-timeout", "2m", in.db.URL)
+		require.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+		require.Contains(t, stderr, fmt.Sprintf("URL 1 (database %s, schema public) and URL 1 (database %s, schema second): two installs in one database", in.db.Name, in.db.Name))
+		require.NotContains(t, stderr, "two databases")
+	})
+}

@@ -79,7 +79,7 @@ BEGIN
 		RAISE EXCEPTION 'ulid_flake: schema % is not the installing role''s (%) alone: %', quote_ident(schema), quote_ident(current_user),
 				concat_ws('; ', owner, creates, objects)
 			USING ERRCODE = '55U05',
-				HINT = format('Install in a schema of its own that no other role may create in: CREATE SCHEMA ulid_flake (as %I), then migrations.WithSchema("ulid_flake"), or search_path = ulid_flake for the files. Or make %I the installer''s alone: REVOKE CREATE ON SCHEMA %I FROM the roles named, and drop what they made there.', current_user, schema, schema);
+				HINT = format('Make %I the installer''s alone: REVOKE CREATE ON SCHEMA %I FROM the roles named, give it to %I (ALTER SCHEMA ... OWNER TO), and drop what other roles made there. Or install in a schema of its own that no other role may create in: CREATE SCHEMA ulid_flake (as %I), then migrations.WithSchema("ulid_flake"), or search_path = ulid_flake for the files.', schema, schema, current_user, current_user);
 	END IF;
 	PERFORM pg_catalog.set_config('search_path', path, true);
 END
