@@ -34,7 +34,7 @@ const stateNotAlone = "55U05"
 
 // aloneStatement is aloneSQL as the statement Migrate runs.
 func aloneStatement() string {
-	return "DO $alone$\nDECLARE\n\tschema name := pg_catalog.current_schema();\n" + aloneSQL + "$alone$"
+	return "DO $alone$\nDECLARE\n\tschema pg_catalog.name := pg_catalog.current_schema();\n" + aloneSQL + "$alone$"
 }
 
 // lockKey serialises concurrent Migrate calls on one database
