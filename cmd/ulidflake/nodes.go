@@ -153,10 +153,9 @@ func overlaps(nodes []node) []string {
 // once their rows meet.
 func pairProblems(a, b node) []string {
 	pair := a.label() + " and " + b.label()
+	kind := "two databases"
 	if a.system == b.system && a.started == b.started && a.databaseID == b.databaseID {
-		return []string{fmt.Sprintf("%s: two installs in one database, each with its own sequence, offset and epoch: "+
-			"their IDs can be equal; keep one (the one your defaults call) and remove the other (migrations down in its schema, "+
-			"after moving any DEFAULT that calls it); see %s", pair, mergeDocs)}
+		kind = "two installs in one database" // a tool run without the install's search_path
 	}
 	var out []string
 	if a.epochMS != b.epochMS {
@@ -165,9 +164,9 @@ func pairProblems(a, b node) []string {
 			pair, epochText(a.epochMS), epochText(b.epochMS)))
 	}
 	if why := standAloneWhy(a, b); why != "" {
-		out = append(out, fmt.Sprintf("%s: %s: stand-alone IDs of two databases can be equal, whatever their offsets; "+
+		out = append(out, fmt.Sprintf("%s: %s: stand-alone IDs of %s can be equal, whatever their offsets; "+
 			"give each database a SID of its own (SELECT ulid_flake_set_sid(n), as the install's owner) and DEFAULT ulid_flake_scalable(), "+
-			"or make the IDs in Go; IDs made before may already repeat the other's: see %s", pair, why, mergeDocs))
+			"or make the IDs in Go; IDs made before may already repeat the other's: see %s", pair, why, kind, mergeDocs))
 		return out
 	}
 	if a.sid.Int64 == b.sid.Int64 {

@@ -248,8 +248,10 @@ func TestNodesRunsAnInstallAsItsOwner(t *testing.T) {
 }
 
 // Two installs in one database (a tool's run without the install's
-// search_path made the second, in public): one URL lists both and
-// fails, naming them as two installs of one database, not two databases.
+// search_path made the second), one of them stand-alone: one URL lists
+// both and fails, naming them as two installs of one database, not two
+// databases. (With a SID each, as in TestNodesNotInstalledAndHostileSchema,
+// they pass.)
 func TestNodesRefusesTwoInstallsInOneDatabase(t *testing.T) {
 	t.Parallel()
 	bin := itest.BuildCLI(t)
@@ -262,7 +264,7 @@ func TestNodesRefusesTwoInstallsInOneDatabase(t *testing.T) {
 		require.NoError(t, err)
 		code, stdout, stderr := itest.RunBin(t, bin, "nodes", "-timeout", "2m", in.db.URL)
 		require.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
-		require.Contains(t, stderr, fmt.Sprintf("URL 1 (database %s, schema public) and URL 1 (database %s, schema second): two installs in one database", in.db.Name, in.db.Name))
+		require.Contains(t, stderr, fmt.Sprintf("URL 1 (database %s, schema public) and URL 1 (database %s, schema second): URL 1 has no SID: stand-alone IDs of two installs in one database can be equal", in.db.Name, in.db.Name))
 		require.NotContains(t, stderr, "two databases")
 	})
 }
