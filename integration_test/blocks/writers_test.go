@@ -87,37 +87,50 @@ func write(ctx context.Context, db *sql.DB, w int, ids []int64) error {
 }
 
 // runWriters runs n writers at once, each making per IDs, and returns
-// every ID they were handed.
+// every ID they were handed; it fails t with their errors.
 func runWriters(t *testing.T, ctx context.Context, url string, n, per int, opts ...blocks.Option) []handed {
 	t.Helper()
-	return collect(t, n, func(w int) ([]handed, error) { return writer(ctx, url, w, per, opts...) })
+	all, err := writeAll(ctx, url, n, per, opts...)
+	require.NoError(t, err)
+	return all
+}
+
+// writeAll runs n writers at once, each making per IDs, and returns every
+// ID they were handed and their errors. It uses no *testing.T, so that it
+// may run outside the test's goroutine.
+func writeAll(ctx context.Context, url string, n, per int, opts ...blocks.Option) ([]handed, error) {
+	return gather(n, func(w int) ([]handed, error) { return writer(ctx, url, w, per, opts...) })
 }
 
 // collect runs run for instances 0..n-1 at once and returns every ID they
 // were handed; it fails t with their errors.
 func collect(t *testing.T, n int, run func(w int) ([]handed, error)) []handed {
 	t.Helper()
+	all, err := gather(n, run)
+	require.NoError(t, err)
+	return all
+}
+
+// gather runs run for instances 0..n-1 at once and returns every ID they
+// were handed and their errors, joined.
+func gather(n int, run func(w int) ([]handed, error)) ([]handed, error) {
 	var mu sync.Mutex
 	var all []handed
+	var errs []error
 	var wg sync.WaitGroup
-	errs := make(chan error, n)
 	for w := range n {
 		wg.Go(func() {
 			got, err := run(w)
 			mu.Lock()
+			defer mu.Unlock()
 			all = append(all, got...)
-			mu.Unlock()
 			if err != nil {
-				errs <- err
+				errs = append(errs, err)
 			}
 		})
 	}
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
-	return all
+	return all, errors.Join(errs...)
 }
 
 // requireWritten checks that every handed ID is in items, once, and that
