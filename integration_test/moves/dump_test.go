@@ -71,13 +71,8 @@ func TestDumpRestore(t *testing.T) {
 				t.Run(in.name, func(t *testing.T) {
 					t.Parallel()
 					src := sourceDB(t, s, in)
-					// The restores only read src, each into a database and a
-					// file of its own: at once.
 					for _, r := range []restore{plainPsql, customPgRestore, customNoOwner, customSections, customPsql, directoryJobs} {
-						t.Run(r.name, func(t *testing.T) {
-							t.Parallel()
-							moveWith(t, src, s, in, r)
-						})
+						t.Run(r.name, func(t *testing.T) { moveWith(t, src, s, in, r) })
 					}
 				})
 			}
@@ -103,10 +98,7 @@ func TestDumpRestoreAcrossVersions(t *testing.T) {
 				t.Parallel()
 				src := sourceDB(t, oldest, in)
 				for _, r := range []restore{plainPsql, customPgRestore, directoryJobs} {
-					t.Run(r.name, func(t *testing.T) {
-						t.Parallel()
-						moveWith(t, src, newest, in, r)
-					})
+					t.Run(r.name, func(t *testing.T) { moveWith(t, src, newest, in, r) })
 				}
 			})
 		}
