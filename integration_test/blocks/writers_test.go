@@ -160,10 +160,12 @@ func requireTimeOrder(t *testing.T, all []handed, validity time.Duration) {
 	t.Helper()
 	epoch := flake.DefaultEpoch()
 	ms := time.Millisecond
+	// Plain checks, not testify's: these loops see up to 100,000 IDs, and
+	// testify's calls cost 0.2 s per 100,000 under -race.
 	for _, h := range all {
-		at := epoch.Time(h.id)
-		require.Falsef(t, at.Before(h.before.Add(-validity-ms)) || at.After(h.after.Add(ms)),
-			"ID %s of %s, handed out between %s and %s: more than %v old", h.id, at, h.before, h.after, validity)
+		if at := epoch.Time(h.id); at.Before(h.before.Add(-validity-ms)) || at.After(h.after.Add(ms)) {
+			t.Fatalf("ID %s of %s, handed out between %s and %s: more than %v old", h.id, at, h.before, h.after, validity)
+		}
 	}
 	byAfter := slices.SortedFunc(slices.Values(all), func(a, b handed) int { return a.after.Compare(b.after) })
 	byBefore := slices.SortedFunc(slices.Values(all), func(a, b handed) int { return a.before.Compare(b.before) })
@@ -173,8 +175,9 @@ func requireTimeOrder(t *testing.T, all []handed, validity time.Duration) {
 		for ; i < len(byAfter) && byAfter[i].after.Add(validity).Before(b.before); i++ {
 			latest = maxTime(latest, epoch.Time(byAfter[i].id))
 		}
-		require.Falsef(t, epoch.Time(b.id).Before(latest), "ID %s (%s) handed out more than %v after an ID of %s",
-			b.id, epoch.Time(b.id), validity, latest)
+		if epoch.Time(b.id).Before(latest) {
+			t.Fatalf("ID %s (%s) handed out more than %v after an ID of %s", b.id, epoch.Time(b.id), validity, latest)
+		}
 	}
 }
 
