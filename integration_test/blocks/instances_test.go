@@ -15,12 +15,6 @@ import (
 // instances is how many instances write at once.
 const instances = 256
 
-// perInstance is how many IDs each instance of TestInstances makes: 8
-// blocks of 16 (2,048 reservations in all, most of them while others are
-// in flight), written in two batches with DEFAULT rows after each. More
-// IDs per instance add time, not reservations that race differently.
-const perInstance = 128
-
 // TestInstances: 256 instances, each a goroutine with its own pool and
 // Source, write at once, directly and through PgBouncer in transaction
 // pooling: every ID handed out is written once, beside rows whose IDs the
@@ -44,9 +38,9 @@ func TestInstances(t *testing.T) {
 					u = db.Server.PgBouncer(t, db, "transaction", 4) + "&default_query_exec_mode=exec"
 				}
 				validity := 200 * time.Millisecond
-				all := runWriters(t, ctx, u, instances, perInstance, blocks.WithSize(16), blocks.WithValidity(validity))
-				require.Len(t, all, instances*perInstance)
-				requireWritten(t, ctx, sdb, all, instances*3*perInstance/100)
+				all := runWriters(t, ctx, u, instances, 300, blocks.WithSize(16), blocks.WithValidity(validity))
+				require.Len(t, all, instances*300)
+				requireWritten(t, ctx, sdb, all, instances*3*300/100)
 				requireTimeOrder(t, all, validity)
 			})
 		}

@@ -57,11 +57,8 @@ func TestLostBlocksNeverReused(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, src.Close())
 
-		// 16 instances, 8 blocks of 64 each: the lost blocks were the
-		// latest reserved, so the first blocks after them are those a reuse
-		// would hand out.
-		all := runWriters(t, ctx, db.URL, 16, 512, blocks.WithSize(64))
-		requireWritten(t, ctx, sdb, all, 16*3*512/100)
+		all := runWriters(t, ctx, db.URL, 16, 2000, blocks.WithSize(64))
+		requireWritten(t, ctx, sdb, all, 16*3*2000/100)
 		rows, err := db.Query(ctx, `SELECT id FROM items`)
 		require.NoError(t, err)
 		made, err := pgx.CollectRows(rows, pgx.RowTo[int64])
