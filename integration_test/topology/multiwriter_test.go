@@ -16,11 +16,8 @@ import (
 	"github.com/ulidflake/ulidflake/sidlease"
 )
 
-// rowsPerNode is how many rows each node inserts while the other does: 4
-// sessions, 5 statements of 1,000 each. Each statement's IDs come in the
-// same few milliseconds on both nodes, from the first statement on; more
-// rows (it was 100,000) add replication time, not another interleaving.
-const rowsPerNode = 20_000
+// rowsPerNode is how many rows each node inserts while the other does.
+const rowsPerNode = 100_000
 
 // Two nodes replicate a table to each other (logical replication, origin =
 // none) and both insert into it at once, with DEFAULT ulid_flake_scalable()
