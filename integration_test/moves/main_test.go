@@ -36,9 +36,5 @@ import (
 // latest version; the extension is created where a test needs it.
 func TestMain(m *testing.M) {
 	pgtest.Settings("wal_level=logical")
-	// go test's one parallel test per CPU: the dumps and restores keep the
-	// server's CPU busy, and two per CPU made this binary slower (27 s
-	// against 45 s, measured alternately on a busy machine).
-	pgtest.ParallelPerCPU(1)
 	pgtest.MainExtension(m, pgtest.Migrated, "../../extension")
 }

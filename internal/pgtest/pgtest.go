@@ -162,13 +162,7 @@ func Main(m *testing.M, setup Setup) {
 // another on a 2-core machine. Not more than two: at four, tests whose
 // lease must be renewed every V/4 (V = 1 s) failed when the machine was
 // busy (TestSIDLeaseLostClaim, 2 runs of 3).
-var parallelPerCPU = 2
-
-// ParallelPerCPU sets how many parallel tests [Main] runs at once per CPU
-// when -parallel is not given (2 unless set): 1 for a binary whose tests
-// are bound by the server's CPU rather than by waiting. Call it before
-// Main.
-func ParallelPerCPU(n int) { parallelPerCPU = max(n, 1) }
+const parallelPerCPU = 2
 
 // raiseParallel sets -test.parallel to parallelPerCPU per CPU, unless the
 // command line set it. The flags are parsed (hasWork).
