@@ -22,7 +22,7 @@ func TestInstancesAcrossRestart(t *testing.T) {
 	srv := pgtest.NewContainer(t)
 	db := srv.NewDB(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
+	defer cancel() // on a failure below, this stops the writers too
 	sdb := itest.StdDB(t, db)
 	_, err := migrations.Migrate(ctx, sdb) // a server of its own: no migrated template
 	require.NoError(t, err)
@@ -31,17 +31,32 @@ func TestInstancesAcrossRestart(t *testing.T) {
 
 	const per = 400
 	validity := 300 * time.Millisecond
-	done := make(chan []handed)
+	// The writers run in a goroutine of their own: they report to the test
+	// through done, and never call t (a FailNow there would leave the test
+	// waiting for them forever).
+	type result struct {
+		all []handed
+		err error
+	}
+	done := make(chan result, 1)
 	go func() {
-		done <- runWriters(t, ctx, db.URL, instances, per, blocks.WithSize(16), blocks.WithValidity(validity), blocks.WithTimeout(time.Minute))
+		all, err := writeAll(ctx, db.URL, instances, per, blocks.WithSize(16), blocks.WithValidity(validity), blocks.WithTimeout(time.Minute))
+		done <- result{all, err}
 	}()
 	var before int
 	for before < instances*per/4 {
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case r := <-done:
+			require.NoError(t, r.err, "the writers, before the restart")
+			t.Fatalf("the writers finished before the restart, with %d of %d rows written", before, instances*per)
+		case <-time.After(50 * time.Millisecond):
+		}
 		require.NoError(t, sdb.QueryRowContext(ctx, `SELECT count(*) FROM items WHERE NOT by_default`).Scan(&before))
 	}
 	require.NoError(t, srv.Restart(ctx))
-	all := <-done
+	r := <-done
+	require.NoError(t, r.err)
+	all := r.all
 	require.Less(t, before, instances*per, "the restart came after the writers finished")
 	require.Len(t, all, instances*per)
 	requireWritten(t, ctx, sdb, all, instances*3*per/100)

@@ -73,7 +73,22 @@ func TestSIDLease33Competing(t *testing.T) {
 	t.Parallel()
 	itest.LeasePaths(t, func(t *testing.T, db *pgtest.DB, pool *pgxpool.Pool) {
 		ctx := context.Background()
+		// Another namespace is independent: its claim, made beside the 33
+		// (each claim waits the validity, so not after them), takes none
+		// of their SIDs, and they none of its.
+		type claimed struct {
+			l   *sidlease.Lease
+			err error
+		}
+		billing := make(chan claimed, 1)
+		go func() {
+			l, err := sidlease.Acquire(ctx, pool, "billing", sidlease.WithValidity(allocValidity))
+			billing <- claimed{l, err}
+		}()
 		leases, failed := acquireAll(t, pool, "orders", 33, allocValidity)
+		other := <-billing
+		require.NoError(t, other.err)
+		defer other.l.Close()
 		require.Len(t, leases, 32, "failures: %v", failed)
 		require.Len(t, failed, 1)
 		require.ErrorIs(t, failed[0], sidlease.ErrNoFreeSID)
@@ -83,11 +98,8 @@ func TestSIDLease33Competing(t *testing.T) {
 			want[i] = i
 		}
 		require.Equal(t, want, sids(leases), "32 distinct SIDs")
-
-		// Another namespace is independent.
-		other, err := sidlease.Acquire(ctx, pool, "billing", sidlease.WithValidity(allocValidity))
-		require.NoError(t, err)
-		defer other.Close()
+		_, err := other.l.New()
+		require.NoError(t, err, "the other namespace's lease")
 
 		freed := leases[7].SID()
 		require.NoError(t, leases[7].Close())

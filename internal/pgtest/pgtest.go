@@ -56,12 +56,14 @@ package pgtest
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net"
 	"net/netip"
 	"net/url"
 	"os"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -142,6 +144,7 @@ func Main(m *testing.M, setup Setup) {
 	if hasWork(m) {
 		prepareImages(context.Background())
 	}
+	raiseParallel()
 	code := m.Run()
 	for _, f := range stops {
 		f()
@@ -150,6 +153,28 @@ func Main(m *testing.M, setup Setup) {
 		docker.cli.Close()
 	}
 	os.Exit(code)
+}
+
+// parallelPerCPU is how many parallel tests [Main] runs at once per CPU
+// when -parallel is not given. A database test spends most of its time
+// waiting: for the server, for a lease's or a block's validity, for a
+// container. go test's default, one per CPU, left those waits one after
+// another on a 2-core machine. Not more than two: at four, tests whose
+// lease must be renewed every V/4 (V = 1 s) failed when the machine was
+// busy (TestSIDLeaseLostClaim, 2 runs of 3).
+const parallelPerCPU = 2
+
+// raiseParallel sets -test.parallel to parallelPerCPU per CPU, unless the
+// command line set it. The flags are parsed (hasWork).
+func raiseParallel() {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set && flag.Lookup("test.parallel") != nil {
+		_ = flag.Set("test.parallel", strconv.Itoa(parallelPerCPU*runtime.GOMAXPROCS(0)))
+	}
 }
 
 // Servers returns the servers, starting them on the first call. It skips t

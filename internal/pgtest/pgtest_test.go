@@ -2,8 +2,11 @@ package pgtest
 
 import (
 	"context"
+	"flag"
 	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,6 +15,20 @@ import (
 )
 
 func TestMain(m *testing.M) { Main(m, nil) }
+
+// Main runs parallelPerCPU parallel tests per CPU unless -parallel is
+// given.
+func TestParallelRaised(t *testing.T) {
+	for _, a := range os.Args[1:] {
+		if strings.HasPrefix(a, "-test.parallel") {
+			t.Skip("-parallel is given: Main leaves it")
+		}
+	}
+	want := strconv.Itoa(parallelPerCPU * runtime.GOMAXPROCS(0))
+	if got := flag.Lookup("test.parallel").Value.String(); got != want {
+		t.Fatalf("-test.parallel is %s, want %s", got, want)
+	}
+}
 
 // The harness decides whether an image is up to date by the same recipe
 // hash that build.sh writes into the image's label.
