@@ -161,12 +161,19 @@ func Main(m *testing.M, setup Setup) {
 // container. go test's default, one per CPU, left those waits one after
 // another on a 2-core machine. Not more than two: at four, tests whose
 // lease must be renewed every V/4 (V = 1 s) failed when the machine was
-// busy (TestSIDLeaseLostClaim, 2 runs of 3).
+// busy (TestSIDLeaseLostClaim, 2 runs of 3). The whole suite
+// (ULIDFLAKE_FULL=1: four servers, -race, the heavy scenarios) keeps go
+// test's one per CPU: its binaries already run four versions' subtests at
+// once, and the timing tests were measured green there.
 const parallelPerCPU = 2
 
 // raiseParallel sets -test.parallel to parallelPerCPU per CPU, unless the
-// command line set it. The flags are parsed (hasWork).
+// command line set it or the whole suite runs. The flags are parsed
+// (hasWork).
 func raiseParallel() {
+	if Full() {
+		return
+	}
 	if !flag.Parsed() {
 		flag.Parse()
 	}
