@@ -61,8 +61,8 @@ func TestBlocks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := missing.New(); !errors.Is(err, migrations.ErrNotInstalled) {
-			t.Fatalf("New on a schema with no install: %v, want ErrNotInstalled", err)
+		if _, err := missing.NewWait(context.Background()); !errors.Is(err, migrations.ErrNotInstalled) {
+			t.Fatalf("NewWait on a schema with no install: %v, want ErrNotInstalled", err)
 		}
 		missing.Close()
 
