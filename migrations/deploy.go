@@ -167,8 +167,10 @@ func trusted(ctx context.Context, tx execer, table string) error {
 }
 
 // secondInstall returns [ErrSchema] when the database holds an install
-// (the sequence ulid_flake_seq of version 1) in a schema other than the
-// pinned one, where Migrate without [WithSchema] would begin another: two
+// (the sequence ulid_flake_seq of version 1, owned by the caller or a
+// superuser: another role's sequence of that name is no install this
+// caller could use, and would name a schema of its choice) in a schema
+// other than the pinned one, where Migrate without [WithSchema] would begin another: two
 // installs in one database keep two offsets, two epochs and two SIDs, and
 // their IDs can repeat. The error names the schemas to pass to WithSchema.
 // An install in a second schema, on purpose, is made with WithSchema.
@@ -176,7 +178,9 @@ func secondInstall(ctx context.Context, tx execer) error {
 	var others sql.NullString
 	if err := tx.QueryRowContext(ctx, `SELECT pg_catalog.string_agg(n.nspname::pg_catalog.text, pg_catalog.chr(10) ORDER BY n.nspname)
 		FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+			JOIN pg_catalog.pg_roles AS r ON r.oid OPERATOR(pg_catalog.=) c.relowner
 		WHERE c.relname OPERATOR(pg_catalog.=) 'ulid_flake_seq' AND c.relkind OPERATOR(pg_catalog.=) 'S'
+			AND (r.rolsuper OR r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)
 			AND n.nspname OPERATOR(pg_catalog.<>) pg_catalog.current_schema()
 			AND NOT pg_catalog.starts_with(n.nspname::pg_catalog.text, 'pg_temp_')`).Scan(&others); err != nil {
 		return fmt.Errorf("migrations: looking for other installs: %w", err)

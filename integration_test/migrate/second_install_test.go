@@ -44,3 +44,23 @@ func TestMigrateRefusesASecondInstall(t *testing.T) {
 		require.NoError(t, err, "a second install on purpose")
 	})
 }
+
+// A sequence named ulid_flake_seq that another role made in its own
+// schema is no install: Migrate without WithSchema installs as asked,
+// rather than refusing and pointing at that role's schema.
+func TestMigrateSecondInstallIgnoresOthersSequences(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		sdb, name := itest.EmptyDBNamed(t, db.Server)
+		app := "app_" + name
+		loginRole(t, db.Server, app, name)
+		_, err := sdb.ExecContext(ctx, `CREATE SCHEMA `+app+` AUTHORIZATION `+app)
+		require.NoError(t, err)
+		_, err = openAs(t, db.Server, name, app).ExecContext(ctx, `CREATE SEQUENCE `+app+`.ulid_flake_seq`)
+		require.NoError(t, err)
+		_, err = migrations.Migrate(ctx, sdb)
+		require.NoError(t, err, "another role's sequence was taken for an install")
+	})
+}
