@@ -108,8 +108,10 @@ func TestValidityBelowRoundTrip(t *testing.T) {
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		t.Parallel()
 		var reserved atomic.Int64
+		// WithTimeout leaves a loaded server (CI, two tests per CPU) time
+		// to answer a few reservations; each answer is older than 1 ms.
 		src, err := blocks.NewSource(itest.StdDB(t, db), blocks.WithSize(blocks.MaxSize), blocks.WithValidity(time.Millisecond),
-			blocks.WithTimeout(time.Second), blocks.WithObserver(observerFunc(func(e event) {
+			blocks.WithTimeout(3*time.Second), blocks.WithObserver(observerFunc(func(e event) {
 				if e.Kind == eventReserve {
 					reserved.Add(1)
 				}
@@ -120,6 +122,8 @@ func TestValidityBelowRoundTrip(t *testing.T) {
 		require.ErrorIs(t, err, blocks.ErrBlockTooOld)
 		require.ErrorContains(t, err, "raise WithValidity above the round trip")
 		require.NoError(t, src.Close())
+		// Paused 50 ms, doubling to 1 s: at most 7 in 3 s, where a tight
+		// loop made dozens a second.
 		require.Less(t, reserved.Load(), int64(10), "reservations within one WithTimeout")
 	})
 }
