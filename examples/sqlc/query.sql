@@ -82,10 +82,15 @@ ORDER BY id LIMIT @page_size;
 -- reads it (TestQueriesCallEveryFunction checks that none is missing).
 
 -- name: NewIDs :one
--- ulid_flake_scalable() needs a SID (ulid_flake_set_sid, the owner's).
+-- ulid_flake() on a node without a SID (a node with one refuses it,
+-- 55U04), and the scalable layout with the call's SID.
 SELECT ulid_flake()::ulid_flake_id AS id,
-	ulid_flake_scalable()::ulid_flake_id AS scalable,
 	ulid_flake_scalable(@sid)::ulid_flake_id AS scalable_with_sid;
+
+-- name: NodeScalableID :one
+-- ulid_flake_scalable() with the node's SID (ulid_flake_set_sid, the
+-- owner's); refused (23514) on a node without one, as this example's.
+SELECT ulid_flake_scalable()::ulid_flake_id AS id;
 
 -- name: CustomerText :one
 SELECT ulid_flake_encode(id) AS text, ulid_flake_encode(id, 'cus') AS prefixed,
@@ -104,7 +109,8 @@ INSERT INTO customers (id, name) VALUES (ulid_flake_at(@created_at), @name) RETU
 
 -- name: Generators :one
 -- What the ID functions read: the epoch (Unix ms) and the SID in force.
-SELECT ulid_flake_epoch_ms() AS epoch_ms, ulid_flake_node_sid() AS sid;
+-- sid is -1 on a node without one.
+SELECT ulid_flake_epoch_ms() AS epoch_ms, COALESCE(ulid_flake_node_sid(), -1)::integer AS sid;
 
 -- name: ReserveBlock :one
 -- n IDs made by the database, ascending, for an application to hand out

@@ -183,6 +183,7 @@ var plantedCalls = map[string]struct{ call, want string }{
 	"ulid_flake_node_sid()":                                     {"ulid_flake_node_sid()", ""},
 	"ulid_flake_raise(text, text, anyelement)":                  {"ulid_flake_raise('22012'::text, 'm'::text, 1)", "22012"},
 	"ulid_flake_out_of_range(timestamp with time zone, bigint)": {"ulid_flake_out_of_range(now(), 0::bigint)", "22003"},
+	"ulid_flake_verify(boolean)":                                {"ulid_flake_verify(false)", ""},
 	// Out of range: ulid_flake_min and _max call ulid_flake_out_of_range.
 	"ulid_flake_min(timestamp with time zone) out of range": {"ulid_flake_min('1999-01-01T00:00:00Z'::timestamptz)", "22003"},
 }

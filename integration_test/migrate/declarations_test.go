@@ -18,7 +18,8 @@ const declarationsFile = "../../migrations/declarations.sql"
 // internalCallable are the functions that PUBLIC may execute only because
 // the documented ones call them with the caller's rights: not for users,
 // so not declared.
-var internalCallable = []string{"ulid_flake_raise(text, text, anyelement)", "ulid_flake_out_of_range(timestamp with time zone, bigint)"}
+var internalCallable = []string{"ulid_flake_raise(text, text, anyelement)", "ulid_flake_out_of_range(timestamp with time zone, bigint)",
+	"ulid_flake_verify(boolean)"}
 
 // signature is how a user calls a function: its name, its arguments as
 // CREATE FUNCTION writes them (names, types, defaults) and its result.

@@ -92,7 +92,6 @@ func TestSQLGeneratorsUnderParallelPlans(t *testing.T) {
 			require.Equal(t, n, d, table)
 			require.Equal(t, n, ds, table)
 		}
-		exec(`SELECT ulid_flake_set_sid(3)`)
 		exec(`CREATE TABLE big AS SELECT g FROM generate_series(1, 1000000) g`)
 		exec(`ANALYZE big`)
 		// Big enough for a parallel plan on its own, with default settings.
@@ -101,13 +100,13 @@ func TestSQLGeneratorsUnderParallelPlans(t *testing.T) {
 		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		require.NoError(t, err)
 		require.Contains(t, strings.Join(lines, "\n"), "Gather", "the planner does not choose a parallel plan for big")
-		exec(`CREATE TABLE ids AS SELECT ulid_flake() AS id, ulid_flake_scalable() AS sid_id, g FROM big WHERE g % 1 = 0`)
+		exec(`CREATE TABLE ids AS SELECT ulid_flake() AS id, ulid_flake_scalable(3) AS sid_id, g FROM big WHERE g % 1 = 0`)
 		distinct("ids")
 		// And with parallel plans forced.
 		for _, q := range []string{`SET parallel_setup_cost = 0`, `SET parallel_tuple_cost = 0`, `SET min_parallel_table_scan_size = 0`, `SET ` + force + ` = on`} {
 			exec(q)
 		}
-		exec(`CREATE TABLE ids2 AS SELECT ulid_flake() AS id, ulid_flake_scalable() AS sid_id, g FROM big`)
+		exec(`CREATE TABLE ids2 AS SELECT ulid_flake() AS id, ulid_flake_scalable(3) AS sid_id, g FROM big`)
 		distinct("ids2")
 		var n int64
 		require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM (SELECT ulid_flake() FROM big) x`).Scan(&n))

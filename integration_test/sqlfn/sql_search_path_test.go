@@ -216,8 +216,9 @@ func callEverything(t *testing.T, ctx context.Context, db *sql.DB, path, schema 
 	if schema == "public" {
 		sid = "4"
 	}
+	exec(`SELECT `+q+`.ulid_flake(), `+q+`.ulid_flake_scalable(4)`, false)
 	owner(`SET ulid_flake.epoch_ms = 1704067200000; SELECT ` + q + `.ulid_flake_set_sid(4)`)
-	exec(`SELECT `+q+`.ulid_flake_scalable(`+sid+`), `+q+`.ulid_flake(), `+q+`.ulid_flake_time(42)`, false)
+	exec(`SELECT `+q+`.ulid_flake_scalable(`+sid+`), `+q+`.ulid_flake_time(42)`, false)
 	owner(`RESET ulid_flake.epoch_ms; SELECT ` + q + `.ulid_flake_set_sid(NULL)`)
 	owner(`SELECT ` + q + `.ulid_flake_set_epoch(` + q + `.ulid_flake_epoch_ms())`)
 	exec(`SELECT `+q+`.ulid_flake_encode(id), `+q+`.ulid_flake_decode(`+q+`.ulid_flake_encode(id)), `+q+`.ulid_flake_time(id),

@@ -114,7 +114,12 @@ func TestMeshRefusesAPromotedClone(t *testing.T) {
 				require.NoError(t, err, stmt)
 			}
 
+			// Nobody checks the clone: its first ID checks it.
 			node1 := nodeID(t, pools[0])
+			for _, stmt := range []string{`INSERT INTO item (node) VALUES (1)`, `SELECT ulid_flake_block(10)`} {
+				requireRefused(t, p3, stmt, node1)
+			}
+			requireRows(t, p3, 2000)
 			err = migrateNode(ctx, clone)
 			require.ErrorIs(t, err, migrations.ErrMesh, "a promoted clone of node1")
 			require.ErrorContains(t, err, fmt.Sprintf("a copy of node %s (SID 1)", node1))
@@ -139,6 +144,97 @@ func TestMeshRefusesAPromotedClone(t *testing.T) {
 			writeMesh(t, nodes, pools, []int{1, 2, 3}, 2000)
 		})
 	}
+}
+
+// A pg_basebackup copy of node1 started as a server of its own (no
+// standby, no promotion) keeps node1's system, database, timeline, SID
+// and offset, but none of the replication slots node2 reads node1's
+// changes from. Its first ID checks it: refused (55U01) while node1 and
+// node2 go on inserting, and so is ulid_flake_adopt_node(), since node1
+// may still write; ulid_flake_new_node(3) makes it a node of its own.
+// No ID is made on two nodes.
+func TestMeshRefusesACopyStartedOnItsOwn(t *testing.T) {
+	t.Parallel()
+	for _, major := range pgtest.TopologyVersions(t) {
+		t.Run(fmt.Sprintf("pg%d", major), func(t *testing.T) {
+			if major < 16 {
+				t.Skipf("PostgreSQL %d has no subscription option origin = none (16+)", major)
+			}
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+			defer cancel()
+			c := pgtest.NewCluster(t, major)
+			nodes := []*pgtest.Node{c.Primary(t, "node1"), c.Primary(t, "node2")}
+			pools := []*pgxpool.Pool{meshNode(t, nodes[0], 1), meshNode(t, nodes[1], 2)}
+			subscribeMesh(t, nodes, pools, 0, 1)
+			announce(t, nodes, pools)
+			_, err := pools[0].Exec(ctx, `INSERT INTO item (node) SELECT 1 FROM generate_series(1, 2000)`)
+			require.NoError(t, err)
+
+			_, err = pools[0].Exec(ctx, `ALTER SUBSCRIPTION node1_from_node2 DISABLE`)
+			require.NoError(t, err)
+			cp := c.Copy(t, "node3", nodes[0])
+			_, err = pools[0].Exec(ctx, `ALTER SUBSCRIPTION node1_from_node2 ENABLE`)
+			require.NoError(t, err)
+			p3 := newPool(t, cp.DB("app"))
+			require.Equal(t, generator(t, pools[0]), generator(t, p3), "the copy has node1's SID and offset")
+
+			// node1 and node2 make IDs (in a table of their own, which the
+			// copy has not) while the copy tries to.
+			node1 := nodeID(t, pools[0])
+			seq := func() (v int64) {
+				require.NoError(t, p3.QueryRow(ctx, `SELECT last_value FROM ulid_flake_seq`).Scan(&v))
+				return
+			}
+			before := seq()
+			for _, p := range pools {
+				_, err = p.Exec(ctx, `CREATE TABLE side (id bigint PRIMARY KEY DEFAULT ulid_flake_scalable(), node int NOT NULL)`)
+				require.NoError(t, err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				for range 20 {
+					for i, p := range pools {
+						if _, err := p.Exec(ctx, `INSERT INTO side (node) SELECT $1 FROM generate_series(1, 100)`, i+1); err != nil {
+							done <- err
+							return
+						}
+					}
+				}
+				done <- nil
+			}()
+			for _, stmt := range []string{`INSERT INTO item (node) VALUES (1)`, `SELECT ulid_flake_scalable()`, `SELECT ulid_flake_block(10)`,
+				`SELECT ulid_flake_check_node()`, `SELECT ulid_flake_adopt_node()`, `SELECT ulid_flake_set_sid(3)`} {
+				requireRefused(t, p3, stmt, node1)
+			}
+			require.NoError(t, <-done)
+			requireRows(t, p3, 2000)
+			require.Equal(t, before, seq(), "the copy drew no sequence value")
+			err = migrateNode(ctx, cp)
+			require.ErrorIs(t, err, migrations.ErrMesh, "a copy of node1 started on its own")
+			require.ErrorContains(t, err, "without the replication slots its peers read from (node2_from_node1)")
+
+			for _, stmt := range []string{`ALTER SUBSCRIPTION node1_from_node2 DISABLE`, `ALTER SUBSCRIPTION node1_from_node2 SET (slot_name = NONE)`,
+				`DROP SUBSCRIPTION node1_from_node2`, `SELECT ulid_flake_new_node(3)`} {
+				_, err = p3.Exec(ctx, stmt)
+				require.NoError(t, err, stmt)
+			}
+			nodes = append(nodes, cp)
+			pools = append(pools, p3)
+			subscribeMesh(t, nodes, pools, 0, 2)
+			subscribeMesh(t, nodes, pools, 1, 2)
+			announce(t, nodes, pools)
+			writeMesh(t, nodes, pools, []int{1, 2, 3}, 2000)
+		})
+	}
+}
+
+// requireRows wants the node's table item to have n rows.
+func requireRows(t *testing.T, pool *pgxpool.Pool, n int) {
+	t.Helper()
+	var rows int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM item`).Scan(&rows))
+	require.Equal(t, n, rows, "rows on the copy")
 }
 
 // meshNode creates the database app on n with the SQL functions, SID sid,

@@ -148,6 +148,24 @@ exec %[3]s`, primary.Name, clusterPassword, strings.Join(serverArgs, " "))
 	})
 }
 
+// Copy starts a copy of primary as a server of its own: a base backup
+// taken with pg_basebackup, started without standby.signal. It keeps the
+// primary's system identifier and timeline, and none of its replication
+// slots (pg_basebackup leaves them out).
+func (c *Cluster) Copy(t testing.TB, name string, primary *Node) *Node {
+	t.Helper()
+	script := fmt.Sprintf(`set -e
+until pg_isready -q -h %[1]s; do sleep 0.2; done
+PGPASSWORD=%[2]s pg_basebackup -h %[1]s -U postgres -D "$PGDATA" -X stream -c fast
+chmod 700 "$PGDATA"
+exec %[3]s`, primary.Name, clusterPassword, strings.Join(serverArgs, " "))
+	return c.start(t, name, []testcontainers.ContainerCustomizer{
+		testcontainers.WithCmd("bash", "-c", script),
+		testcontainers.WithWaitStrategyAndDeadline(startupTimeout, wait.ForLog("database system is ready to accept connections").
+			WithStartupTimeout(startupTimeout)),
+	})
+}
+
 func (c *Cluster) start(t testing.TB, name string, opts []testcontainers.ContainerCustomizer) *Node {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), startupTimeout+time.Minute)

@@ -141,7 +141,7 @@ REVOKE EXECUTE ON FUNCTION ulid_flake_settings(text) FROM PUBLIC;
 -- (beyond the two values the migrations draw; NULL: restarted), refused
 -- when version 4 gave other sessions another epoch, or when
 -- ulid_flake_ext 1.0, which reads the setting, is installed here.
-ALTER TABLE ulid_flake_state ADD COLUMN epoch_ms bigint, ADD COLUMN node_id uuid;
+ALTER TABLE ulid_flake_state ADD COLUMN epoch_ms bigint, ADD COLUMN node_id uuid, ADD COLUMN started_at timestamp with time zone;
 DO $epoch$
 DECLARE
 	setting text := pg_catalog.current_setting('ulid_flake.epoch_ms'::text, true);
@@ -316,8 +316,10 @@ GRANT EXECUTE ON FUNCTION ulid_flake_block(integer) TO PUBLIC;
 -- A mesh knows its writers. Every node of a multi-writer mesh (logical
 -- replication both ways) keeps one row in ulid_flake_nodes: its node
 -- identity (drawn at random, kept in ulid_flake_state, which is never
--- published), its SID, and its system identifier, database OID and
--- timeline (a promotion starts a new one). The mesh publishes the table
+-- published), its SID, its system identifier, database OID and timeline
+-- (a promotion starts a new one), and the logical replication slots its
+-- peers read from on it (a copy of its data directory has none of them).
+-- The mesh publishes the table
 -- with the application's, so every node reads every node's row. A node
 -- writes only its own, as DELETE then INSERT of its key, which no peer's
 -- subscription stops on. Nothing runs per insert.
@@ -327,7 +329,8 @@ CREATE TABLE ulid_flake_nodes (
 	system_id    bigint NOT NULL,
 	database_oid oid NOT NULL,
 	timeline     integer NOT NULL,
-	written_at   timestamp with time zone NOT NULL
+	written_at   timestamp with time zone NOT NULL,
+	slots        text[] NOT NULL DEFAULT '{}'
 );
 
 -- What the ID functions read is written by the install's owner alone: grants
@@ -369,14 +372,19 @@ REVOKE ALL ON TABLE ulid_flake_nodes FROM PUBLIC;
 --   sequence has made IDs, no state row, a column's default draws from the
 --   ID functions or the sequence, a column of ulid_flake_id): a new epoch
 --   moves their times or repeats their timestamps;
--- * 'check', 'set' (SID arg), 'new' (SID arg), 'adopt', 'retire' (node):
+-- * 'check', 'verify' (ulid_flake_verify: as 'check', but another system
+--   or database is refused, 55000, instead of drawn a new offset, and it
+--   returns at once when another session verified this server start),
+--   'set' (SID arg), 'new' (SID arg), 'adopt', 'retire' (node):
 --   the mesh, refused with "ulid_flake mesh:" and one SQLSTATE each:
 --   55U01 the instance is not the one this node's row recorded (another
---     system or database; another timeline: a promoted replica or a clone)
---     while other nodes' rows are here, until 'adopt' (it replaces that
---     node) or 'new' (a new identity, offset and SID); with no other
---     node's row, another system or database gets a new identity and
---     offset, another timeline keeps both;
+--     system or database; another timeline: a promoted replica or a clone;
+--     none of the slots its peers read from: a copy started as a server of
+--     its own) while other nodes' rows are here, until 'adopt' (it
+--     replaces that node; refused on a copy that kept the timeline, whose
+--     source may still write) or 'new' (a new identity, offset and SID);
+--     with no other node's row, another system or database gets a new
+--     identity and offset, another timeline keeps both;
 --   55U02 another node's row holds the SID;
 --   55U03 a subscription copies ulid_flake_state here;
 --   55U04 a replicated column's default is ulid_flake(), which ignores
@@ -417,7 +425,26 @@ DECLARE
 	st_off  bigint;
 	x       text;
 	ms      text;
+	started timestamp with time zone := pg_postmaster_start_time();
+	st_started timestamp with time zone;
+	slots   text[];
+	own_slots text[];
+	lost    text;
+	on_own  boolean;
+	mesh    boolean;
+	checked timestamp with time zone;
+	guard   text;
+	id      text;
 BEGIN
+	-- ulid_flake_verify's: 'verified' returns whether this server start was
+	-- verified; 'verify' returns whether the node is of a mesh (a SID, or
+	-- other nodes' rows), at once when this start was verified.
+	IF mode IN ('verified', 'verify') AND EXISTS (SELECT FROM @s@.ulid_flake_state AS s WHERE s.started_at = started) THEN
+		RETURN mode = 'verified' OR (arg = 0 AND (cur_sid IS NOT NULL OR EXISTS (SELECT FROM @s@.ulid_flake_nodes AS n
+			WHERE n.node_id IS DISTINCT FROM (SELECT s.node_id FROM @s@.ulid_flake_state AS s))));
+	ELSIF mode = 'verified' THEN
+		RETURN false;
+	END IF;
 	SELECT string_agg(w.what, ', ' ORDER BY w.what) INTO bad FROM (
 		SELECT DISTINCT format('%s on %s.%I%s to %s', a.privilege_type, c.relnamespace::regnamespace, c.relname, COALESCE('.' || quote_ident(a.col), ''),
 				CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(g.rolname) END) AS what
@@ -437,8 +464,12 @@ BEGIN
 			USING ERRCODE = '42501',
 				HINT = 'REVOKE INSERT, UPDATE, DELETE, TRUNCATE, TRIGGER on these tables (UPDATE on the sequence) from the roles named, drop the triggers named, and run it again.';
 	END IF;
-	SELECT s.node_id, s.system_id, s.database_oid, s.epoch_ms, s."offset" INTO me, st_sys, st_db, epoch, st_off
+	SELECT s.node_id, s.system_id, s.database_oid, s.epoch_ms, s."offset", s.started_at INTO me, st_sys, st_db, epoch, st_off, st_started
 		FROM @s@.ulid_flake_state AS s FOR UPDATE;
+	IF mode = 'verify' AND st_started = started THEN
+		-- Another session verified this node since the server started.
+		RETURN arg = 0 AND (cur_sid IS NOT NULL OR EXISTS (SELECT FROM @s@.ulid_flake_nodes AS n WHERE n.node_id IS DISTINCT FROM me));
+	END IF;
 	epoch := COALESCE(epoch, cur_epoch);
 	want_sid := cur_sid;
 
@@ -513,18 +544,39 @@ BEGIN
 			SELECT n.node_id INTO me FROM @s@.ulid_flake_nodes AS n
 				WHERE n.system_id = sys AND n.database_oid = db AND n.timeline = tl ORDER BY n.written_at DESC LIMIT 1;
 		END IF;
-		SELECT true, n.sid, n.system_id, n.database_oid, n.timeline INTO own, own_sid, own_sys, own_db, own_tl
+		SELECT true, n.sid, n.system_id, n.database_oid, n.timeline, n.slots INTO own, own_sid, own_sys, own_db, own_tl, own_slots
 			FROM @s@.ulid_flake_nodes AS n WHERE n.node_id = me;
 		SELECT string_agg(format('node %s (SID %s)', n.node_id, COALESCE(n.sid::text, 'none')), ', ' ORDER BY n.node_id) INTO others
 			FROM @s@.ulid_flake_nodes AS n WHERE n.node_id IS DISTINCT FROM me;
-		changed := moved OR COALESCE(own AND (own_sys <> sys OR own_db <> db OR own_tl <> tl), false);
-		IF changed AND others IS NOT NULL AND mode NOT IN ('new', 'adopt') THEN
+		-- The logical replication slots the node's peers read from. A copy
+		-- of its data directory has none of them (pg_basebackup leaves them
+		-- out), even when it keeps the system, database and timeline (a
+		-- copy started as a server of its own, not as a standby).
+		slots := ARRAY(SELECT r.slot_name::text FROM pg_replication_slots AS r
+			WHERE r.database = current_database() AND r.slot_type = 'logical' AND NOT r.temporary ORDER BY 1);
+		IF COALESCE(own AND cardinality(own_slots) > 0 AND NOT own_slots && slots, false) THEN
+			lost := array_to_string(own_slots, ', ');
+		END IF;
+		changed := moved OR lost IS NOT NULL OR COALESCE(own AND (own_sys <> sys OR own_db <> db OR own_tl <> tl), false);
+		-- A copy that kept the timeline (started as a server of its own, not
+		-- promoted) may not adopt: its source may still write.
+		on_own := lost IS NOT NULL AND NOT moved AND COALESCE(own_tl = tl, false);
+		IF changed AND others IS NOT NULL AND (mode NOT IN ('new', 'adopt') OR (mode = 'adopt' AND on_own)) THEN
 			RAISE EXCEPTION 'ulid_flake mesh: this database is a copy of node % (SID %), which was system %, database %, timeline %, and is now system %, database %, timeline %; other nodes write here (%)',
 				COALESCE(me::text, 'unknown'), COALESCE(own_sid::text, 'none'), COALESCE(own_sys, st_sys), COALESCE(own_db, st_db),
-				COALESCE(own_tl::text, 'unknown'), sys, db, tl, others
+				COALESCE(own_tl::text, 'unknown'), sys, db,
+				tl::text || CASE WHEN lost IS NOT NULL THEN format(', without the replication slots its peers read from (%s)', lost) ELSE '' END, others
 				USING ERRCODE = '55U01',
-					DETAIL = 'A pg_basebackup clone or a promoted replica keeps the node''s SID and offset: beside the node it copies, it makes the same IDs.',
-					HINT = format('If it replaces that node for good (a failover: the old one never writes again), run SELECT %1$I.ulid_flake_adopt_node(). If it is a new node, drop its inherited subscriptions (ALTER SUBSCRIPTION ... DISABLE, SET (slot_name = NONE), DROP) and run SELECT %1$I.ulid_flake_new_node(sid::integer) with a SID no node uses (docs/deployments.md).', schema);
+					DETAIL = 'A pg_basebackup clone or a promoted replica keeps the node''s SID and offset: beside the node it copies, it makes the same IDs.'
+						|| CASE WHEN on_own THEN ' A copy on its source''s timeline may not adopt the node: only a promoted replica does, once the old primary is stopped for good.' ELSE '' END,
+					HINT = CASE WHEN on_own THEN '' ELSE format('If it replaces that node for good (a failover: the old one never writes again), run SELECT %1$I.ulid_flake_adopt_node(). ', schema) END
+						|| format('If it is a new node, drop its inherited subscriptions (ALTER SUBSCRIPTION ... DISABLE, SET (slot_name = NONE), DROP) and run SELECT %1$I.ulid_flake_new_node(sid::integer) with a SID no node uses (docs/deployments.md).', schema);
+		END IF;
+		IF mode = 'verify' AND moved THEN
+			RAISE EXCEPTION 'ulid_flake: this database''s state was recorded on system %, database %, and it is now on system %, database % (a restore, a copy or pg_upgrade): it makes no ID with the offset of the database it came from',
+				st_sys, st_db, sys, db
+				USING ERRCODE = '55000',
+					HINT = format('Run migrations.Migrate, or SELECT %I.ulid_flake_check_node() as the install''s owner, which draws a new offset; then make IDs again.', schema);
 		END IF;
 		IF mode = 'new' OR moved THEN
 			drawn := floor(random() * 1048575)::bigint;
@@ -591,7 +643,7 @@ BEGIN
 		END IF;
 		UPDATE @s@.ulid_flake_state SET node_id = me;
 		DELETE FROM @s@.ulid_flake_nodes AS n WHERE n.node_id = me;
-		INSERT INTO @s@.ulid_flake_nodes (node_id, sid, system_id, database_oid, timeline, written_at) VALUES (me, want_sid, sys, db, tl, now());
+		INSERT INTO @s@.ulid_flake_nodes (node_id, sid, system_id, database_oid, timeline, written_at, slots) VALUES (me, want_sid, sys, db, tl, now(), slots);
 	END IF;
 
 	IF drawn IS NOT NULL THEN
@@ -601,20 +653,38 @@ BEGIN
 			ON CONFLICT (singleton) DO UPDATE SET "offset" = EXCLUDED."offset", system_id = EXCLUDED.system_id,
 				database_oid = EXCLUDED.database_oid, drawn_at = EXCLUDED.drawn_at, epoch_ms = EXCLUDED.epoch_ms, node_id = EXCLUDED.node_id;
 	END IF;
-	IF drawn IS NOT NULL OR mode IN ('epoch', 'set', 'new') THEN
-		-- The ID functions, with the offset, the epoch and the SID as constants
-		-- (their bodies call no function of the install).
+	-- The server start since which this node is known: the identity checks
+	-- above ran now. 'epoch' and 'offset' keep the one recorded.
+	checked := CASE WHEN mode IN ('epoch', 'offset') THEN st_started ELSE started END;
+	mesh := want_sid IS NOT NULL OR EXISTS (SELECT FROM @s@.ulid_flake_nodes AS n WHERE n.node_id IS DISTINCT FROM me);
+	IF drawn IS NOT NULL OR mode IN ('epoch', 'set', 'new') OR checked IS DISTINCT FROM st_started
+		OR mesh = EXISTS (SELECT FROM pg_depend AS d WHERE d.classid = 'pg_proc'::regclass AND d.objid = to_regprocedure(format('%I.ulid_flake()', schema))
+			AND d.refclassid = 'pg_class'::regclass AND d.refobjid = to_regclass(format('%I.ulid_flake_seq', schema))) THEN
+		-- The ID functions, with the offset, the epoch, the SID and the
+		-- server start as constants. On another server start (a restart, a
+		-- promoted replica, a copy) they call ulid_flake_verify first (a cast
+		-- to the domain ulid_flake_verified, whose check it is), which
+		-- runs the checks above ('verify') before the first ID. On a node with
+		-- a SID, or other nodes' rows, ulid_flake() makes no ID: its verify
+		-- refuses (55U04).
+		UPDATE @s@.ulid_flake_state SET started_at = checked;
+		guard := format('pg_catalog.pg_postmaster_start_time() OPERATOR(pg_catalog.=) %L::timestamp with time zone', checked);
 		x  := format('pg_catalog.mod(pg_catalog.mod(pg_catalog.nextval(%L::regclass), 1048575::bigint) OPERATOR(pg_catalog.+) %s::bigint, 1048575::bigint)',
 			format('%I.ulid_flake_seq', schema), COALESCE(drawn, st_off));
 		ms := format('((pg_catalog.floor(pg_catalog.date_part(%L::text, pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000::double precision)::bigint OPERATOR(pg_catalog.-) %s::bigint)::%I.ulid_flake_timestamp::bigint OPERATOR(pg_catalog.<<) 20)',
 			'epoch', epoch, schema);
-		EXECUTE format('CREATE OR REPLACE FUNCTION %I.ulid_flake() RETURNS bigint LANGUAGE sql VOLATILE PARALLEL UNSAFE
-			RETURN GREATEST(%s OPERATOR(pg_catalog.|) pg_catalog.mod((%s) OPERATOR(pg_catalog.*) 32::bigint, 1048575::bigint), 1::bigint)',
-			schema, ms, x);
+		id := format('GREATEST(%s OPERATOR(pg_catalog.|) pg_catalog.mod((%s) OPERATOR(pg_catalog.*) 32::bigint, 1048575::bigint), 1::bigint)', ms, x);
+		EXECUTE format('CREATE OR REPLACE FUNCTION %1$I.ulid_flake() RETURNS bigint LANGUAGE sql VOLATILE PARALLEL UNSAFE
+			RETURN CASE WHEN %2$s THEN %3$s WHEN false::%1$I.ulid_flake_verified::boolean THEN %3$s END',
+			schema, CASE WHEN mesh THEN 'false' ELSE guard END, CASE WHEN mesh THEN 'NULL::bigint' ELSE id END);
+		id := format('GREATEST(%s OPERATOR(pg_catalog.|) (((%s) OPERATOR(pg_catalog.&) 32767::bigint) OPERATOR(pg_catalog.<<) 5)
+				OPERATOR(pg_catalog.|) COALESCE(sid, %L::integer)::%I.ulid_flake_sid::bigint, 1::bigint)', ms, x, want_sid, schema);
 		EXECUTE format('CREATE OR REPLACE FUNCTION %1$I.ulid_flake_scalable(sid integer DEFAULT NULL) RETURNS bigint LANGUAGE sql VOLATILE PARALLEL UNSAFE
-			RETURN GREATEST(%2$s OPERATOR(pg_catalog.|) (((%3$s) OPERATOR(pg_catalog.&) 32767::bigint) OPERATOR(pg_catalog.<<) 5)
-				OPERATOR(pg_catalog.|) COALESCE(sid, %4$L::integer)::%1$I.ulid_flake_sid::bigint, 1::bigint)',
-			schema, ms, x, want_sid);
+			RETURN CASE WHEN %2$s THEN %3$s WHEN true::%1$I.ulid_flake_verified::boolean THEN %3$s END',
+			schema, guard, id);
+	END IF;
+	IF mode = 'verify' THEN
+		RETURN arg = 0 AND mesh;
 	END IF;
 	RETURN drawn IS NOT NULL;
 END
@@ -674,6 +744,37 @@ BEGIN ATOMIC
 END;
 REVOKE EXECUTE ON FUNCTION ulid_flake_node_sync(text, bigint, boolean, uuid, bigint, integer), ulid_flake_set_epoch(bigint, boolean),
 	ulid_flake_set_sid(integer), ulid_flake_new_node(integer), ulid_flake_adopt_node(), ulid_flake_retire_node(uuid) FROM PUBLIC;
+
+-- ulid_flake_verify(scalable): what the ID functions call first on a
+-- server start other than the one their bodies were written on (a
+-- restart, a promoted replica, a copy): the owner's check of this node
+-- (ulid_flake_node_sync's 'verify', the checks of ulid_flake_check_node()
+-- but one: a database on another system or database is refused, 55000,
+-- until Migrate or the check draws its offset), which writes the bodies
+-- again with this start. It returns true, or refuses as the check does
+-- (55U01 to 55U05); called for ulid_flake() (scalable false) on a node
+-- of a mesh, 55U04. The first session after a start runs it under the
+-- state's row lock; the others wait for its transaction. Any role may
+-- call it, as it may call ulid_flake().
+SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.current_schema()) OPERATOR(pg_catalog.||) ', pg_temp', true);
+CREATE FUNCTION ulid_flake_verify(scalable boolean) RETURNS boolean LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path FROM CURRENT
+BEGIN ATOMIC
+	SELECT ulid_flake_alone(pg_catalog.current_schema())
+		WHERE NOT ulid_flake_node_sync('verified'::text, NULL::bigint, false, NULL::uuid, ulid_flake_epoch_ms(), ulid_flake_node_sid());
+	SELECT ulid_flake_raise('55U04'::text, pg_catalog.format('ulid_flake mesh: ulid_flake() ignores the node''s SID (%s) in a mesh, where two nodes would make the same IDs: call %I.ulid_flake_scalable()'::text,
+			COALESCE(ulid_flake_node_sid()::text, 'none, and other nodes write here'::text), pg_catalog.current_schema()), NULL::boolean)
+		FROM (SELECT ulid_flake_node_sync('verify'::text, CASE WHEN scalable THEN 1::bigint ELSE 0::bigint END, false, NULL::uuid,
+			ulid_flake_epoch_ms(), ulid_flake_node_sid()) AS refused OFFSET 0) AS v
+		WHERE v.refused;
+	SELECT true;
+END;
+GRANT EXECUTE ON FUNCTION ulid_flake_verify(boolean) TO PUBLIC;
+-- The ID functions reach it through this domain: a cast to it calls
+-- ulid_flake_verify(scalable) as its check, bound by object id when the
+-- domain is made, so the bodies that ulid_flake_node_sync writes call no
+-- function of the install by name.
+CREATE DOMAIN ulid_flake_verified AS boolean
+	CONSTRAINT "ulid_flake: the node is checked at its first ID after a server start" CHECK (ulid_flake_verify(VALUE));
 
 -- This node's row, and the ID functions: with a new offset on a database
 -- the state was not recorded on, else with the recorded one.

@@ -184,7 +184,7 @@ func (q *Queries) CustomerText(ctx context.Context, id idtype.CustomerID) (Custo
 }
 
 const generators = `-- name: Generators :one
-SELECT ulid_flake_epoch_ms() AS epoch_ms, ulid_flake_node_sid() AS sid
+SELECT ulid_flake_epoch_ms() AS epoch_ms, COALESCE(ulid_flake_node_sid(), -1)::integer AS sid
 `
 
 type GeneratorsRow struct {
@@ -193,6 +193,7 @@ type GeneratorsRow struct {
 }
 
 // What the ID functions read: the epoch (Unix ms) and the SID in force.
+// sid is -1 on a node without one.
 func (q *Queries) Generators(ctx context.Context) (GeneratorsRow, error) {
 	row := q.db.QueryRow(ctx, generators)
 	var i GeneratorsRow
@@ -448,24 +449,36 @@ func (q *Queries) ListPostsBetween(ctx context.Context, arg ListPostsBetweenPara
 const newIDs = `-- name: NewIDs :one
 
 SELECT ulid_flake()::ulid_flake_id AS id,
-	ulid_flake_scalable()::ulid_flake_id AS scalable,
 	ulid_flake_scalable($1)::ulid_flake_id AS scalable_with_sid
 `
 
 type NewIDsRow struct {
 	ID              ulidflake.ID
-	Scalable        ulidflake.ID
 	ScalableWithSid ulidflake.ID
 }
 
 // The functions of migrations/declarations.sql, each called as sqlc
 // reads it (TestQueriesCallEveryFunction checks that none is missing).
-// ulid_flake_scalable() needs a SID (ulid_flake_set_sid, the owner's).
+// ulid_flake() on a node without a SID (a node with one refuses it,
+// 55U04), and the scalable layout with the call's SID.
 func (q *Queries) NewIDs(ctx context.Context, sid int32) (NewIDsRow, error) {
 	row := q.db.QueryRow(ctx, newIDs, sid)
 	var i NewIDsRow
-	err := row.Scan(&i.ID, &i.Scalable, &i.ScalableWithSid)
+	err := row.Scan(&i.ID, &i.ScalableWithSid)
 	return i, err
+}
+
+const nodeScalableID = `-- name: NodeScalableID :one
+SELECT ulid_flake_scalable()::ulid_flake_id AS id
+`
+
+// ulid_flake_scalable() with the node's SID (ulid_flake_set_sid, the
+// owner's); refused (23514) on a node without one, as this example's.
+func (q *Queries) NodeScalableID(ctx context.Context) (ulidflake.ID, error) {
+	row := q.db.QueryRow(ctx, nodeScalableID)
+	var id ulidflake.ID
+	err := row.Scan(&id)
+	return id, err
 }
 
 const postIDsByAuthor = `-- name: PostIDsByAuthor :many
