@@ -88,7 +88,6 @@ func TestQueriesCallEveryFunction(t *testing.T) {
 // (lib/pq, pgx's stdlib), and checks each result against Go's.
 func TestFunctions(t *testing.T) {
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
-		ctx := context.Background()
 		withSchema(t, db)
 		drivers(t, db, func(t *testing.T, pool *pgxpool.Pool) {
 			testFunctions(t, pgxFunctions(dbpgx.New(pool)))

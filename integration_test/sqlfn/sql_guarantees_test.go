@@ -88,7 +88,7 @@ func TestUpgradeEqualsFreshInstall(t *testing.T) {
 			require.NoError(t, sdb.QueryRowContext(ctx, `SELECT string_agg(x, E'\n' ORDER BY x) FROM (
 				SELECT regexp_replace(regexp_replace(regexp_replace(replace(pg_get_functiondef(p.oid), n.nspname, 'S'), '\+ [0-9]+\)', '+ N)', 'g'), '\+ \([0-9]+\)::bigint\)', '+ N)', 'g'), '\s+', ' ', 'g') AS x
 					FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1
-				UNION ALL SELECT t.typname || ':' || pg_get_constraintdef(c.oid) || ':' || CASE c.contype WHEN 'c' THEN c.conname ELSE '' END FROM pg_constraint c
+				UNION ALL SELECT t.typname || ':' || replace(pg_get_constraintdef(c.oid), n.nspname, 'S') || ':' || CASE c.contype WHEN 'c' THEN c.conname ELSE '' END FROM pg_constraint c
 					JOIN pg_type t ON t.oid = c.contypid JOIN pg_namespace n ON n.oid = t.typnamespace WHERE n.nspname = $1
 				UNION ALL SELECT sequencename || ':' || min_value || cycle FROM pg_sequences WHERE schemaname = $1) s`, schema).Scan(&s))
 			return s

@@ -774,7 +774,7 @@ GRANT EXECUTE ON FUNCTION ulid_flake_verify(boolean) TO PUBLIC;
 -- domain is made, so the bodies that ulid_flake_node_sync writes call no
 -- function of the install by name.
 CREATE DOMAIN ulid_flake_verified AS boolean
-	CONSTRAINT "ulid_flake: the node is checked at its first ID after a server start" CHECK (ulid_flake_verify(VALUE));
+	CONSTRAINT "ulid_flake: checked at the first ID after a server start" CHECK (ulid_flake_verify(VALUE));
 
 -- This node's row, and the ID functions: with a new offset on a database
 -- the state was not recorded on, else with the recorded one.
