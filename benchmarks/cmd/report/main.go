@@ -8,6 +8,7 @@
 //	go run ./cmd/report -only burst                 # about 1 minute: bursts and the first call after a pause only, printed
 //	go run ./cmd/report -only observer              # about 1 minute: New's cost with and without an observer, printed
 //	go run ./cmd/report -only blocks                # about 1 minute: blocks against a SID lease, printed
+//	go run ./cmd/report -only checked               # about 1 minute: what the server start's check costs a COPY, printed
 //
 // Every comparison is repeated (-reps, at least 3) and interleaved: each
 // repetition runs every benchmark once, so the k-th figure of two
@@ -53,7 +54,7 @@ var (
 	charts  = flag.String("charts", "../docs/benchmarks", "where the PNG charts go")
 	quick   = flag.Bool("quick", false, "short runs, to check the command itself (figures not for the report)")
 	from    = flag.String("from", "", "render the report from a results.json of an earlier run instead of running")
-	only    = flag.String("only", "", `run one section, -reps times, and print its figures and goals, writing nothing: "burst" (BenchmarkGenerateBurst), "observer" (BenchmarkObserver), "blocks" (BenchmarkBlocksCost)`)
+	only    = flag.String("only", "", `run one section, -reps times, and print its figures and goals, writing nothing: "burst" (BenchmarkGenerateBurst), "observer" (BenchmarkObserver), "blocks" (BenchmarkBlocksCost), "checked" (BenchmarkCheckedStart)`)
 )
 
 // saved is what results.json keeps of a run, so that the report can be
@@ -223,6 +224,8 @@ func measure() saved {
 	log.Printf("blocks against a SID lease, %d rounds (%s so far)", n, time.Since(started).Round(time.Second))
 	img := blocksImage()
 	runEnv([]string{"ULIDFLAKE_PG_IMAGES=" + img}, r, versions, ".", blocksArgs(short("2s", "100ms"), n)...)
+	log.Printf("the server start's check, %d rounds (%s so far)", n, time.Since(started).Round(time.Second))
+	run(r, versions, ".", checkedArgs(n)...)
 	rows := *rows
 	if *quick {
 		rows = 100_000
@@ -253,6 +256,7 @@ var sections = map[string]struct {
 	"blocks": {func(r results, v map[string]string, n int) {
 		runEnv([]string{"ULIDFLAKE_PG_IMAGES=" + blocksImage()}, r, v, ".", blocksArgs("2s", n)...)
 	}, (*report).blocksCost},
+	"checked": {func(r results, v map[string]string, n int) { run(r, v, ".", checkedArgs(n)...) }, (*report).checkedCost},
 }
 
 // repeat runs go test with args n times in the benchmarks' directory.
@@ -268,7 +272,7 @@ func repeat(r results, versions map[string]string, n int, args []string) {
 func section(name string) {
 	s, ok := sections[name]
 	if !ok {
-		log.Fatalf("-only %q: the sections that run alone are \"burst\", \"observer\" and \"blocks\"", name)
+		log.Fatalf("-only %q: the sections that run alone are \"burst\", \"observer\", \"blocks\" and \"checked\"", name)
 	}
 	r, versions := results{}, map[string]string{}
 	n := max(*reps, 3)

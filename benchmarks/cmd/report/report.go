@@ -130,6 +130,7 @@ func (p *report) markdown(chartDir, out string) string {
 	p.sqlGenerate()
 	p.gorm()
 	p.blocksCost()
+	p.checkedCost()
 	p.goalsSection()
 	return p.b.String()
 }

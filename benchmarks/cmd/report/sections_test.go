@@ -93,3 +93,24 @@ func TestBurstGoal(t *testing.T) {
 		}
 	}
 }
+
+// The check's section takes the checked COPY's time over the unchecked
+// one's repetition by repetition, and holds it to 1.05×.
+func TestCheckedCost(t *testing.T) {
+	r := results{}
+	for _, v := range [][2]float64{{3000, 3030}, {3100, 3100}, {2900, 3016}} {
+		r.add("CheckedStart/unchecked", "ns/row", v[0])
+		r.add("CheckedStart/checked", "ns/row", v[1])
+	}
+	p := &report{r: r}
+	p.checkedCost()
+	got := p.b.String()
+	for _, want := range []string{"| body without the check | 3000 ns (2900 ns–3100 ns) | 1 |", "| `ulid_flake()` | 3030 ns (3016 ns–3100 ns) | 1.01× (1.00–1.04) |"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in\n%s", want, got)
+		}
+	}
+	if len(p.goals) != 1 || p.goals[0].verdict != met {
+		t.Errorf("goals %+v, want the 5%% goal met", p.goals)
+	}
+}
