@@ -30,6 +30,19 @@
 -- files not updated, a replica or an upgrade that kept the old package)
 -- then fails at the call, "could not find function", instead of making IDs
 -- from a state another role may have put there.
+--
+-- Where ulid_flake_state has started_at (migration 5 on: the server start
+-- the node was last checked on), the first call on another server start (a
+-- restart, a promoted replica, a copy) runs the node check first, as
+-- ulid_flake() does: it calls this schema's ulid_flake_verify(false)
+-- (SECURITY DEFINER, granted to PUBLIC), found by name and signature, as
+-- the calling role; so it writes the state then, though declared STABLE.
+-- A refusal makes no ID (55U01 to 55U05, 55000); on a node of a mesh (a
+-- SID, or other nodes' rows) it refuses with 55U04, since these IDs ignore
+-- the SID. A parallel worker that finds the node unchecked fails (55000)
+-- instead; called with nextval(), the function runs in the leader. The
+-- symbol stays 1.2's: a 1.2 module built before this check makes IDs
+-- without it (docs/extension.md, "The first ID after a server start").
 CREATE FUNCTION @extschema@.ulid_flake_next(seq bigint) RETURNS bigint
 AS 'MODULE_PATHNAME', 'ulid_flake_next_1_2'
 LANGUAGE C STABLE STRICT PARALLEL SAFE;

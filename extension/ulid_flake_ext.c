@@ -68,13 +68,26 @@
  * database's row with the publisher's. Either way IDs made here would have
  * the low bits of the other database's for the same sequence values: 55000
  * until the state is this database's. A promoted physical replica keeps
- * both, so it reads its state as before.
+ * both, so it reads its state as before, and is told apart by its start:
+ *
+ * Nor is an ID made before the node is known (issue #40). From version 5
+ * on, the row records the server start the node was last checked on
+ * (started_at), and ulid_flake() runs the owner's node check on any other
+ * start (a restart, a promoted replica, a copy). So does this module: when
+ * started_at is NULL or not this server's start (PgStartTime,
+ * pg_postmaster_start_time()), it calls the schema's
+ * ulid_flake_verify(false) once the table passed the checks above, then
+ * reads the state again. The check refuses (55U01..55U05, 55000) or
+ * records this start; false: these IDs ignore the SID, so on a node of a
+ * mesh it refuses with 55U04, as for ulid_flake(). A parallel worker may
+ * not write: it fails instead (verify_node).
  */
 #include "postgres.h"
 
 #include <ctype.h>
 
 #include "access/genam.h"
+#include "access/parallel.h"
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/xact.h"
@@ -82,6 +95,7 @@
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_namespace.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
@@ -442,9 +456,15 @@ check_writers(Relation rel, Oid nsp, const AttrNumber *cols, int ncols)
  * can run, and no SELECT privilege is needed: both values are no secret,
  * being written in the definitions of ulid_flake() and
  * ulid_flake_epoch_ms()).
+ *
+ * It returns true when the node must be checked before an ID is made: the
+ * table has a column started_at (migration 5 on: the server start the
+ * node was last checked on) and it is NULL or another start than this
+ * server's (a restart, a promoted replica, a copy). The table's owner is
+ * put in *owner.
  */
-static void
-read_state(Oid fn_oid)
+static bool
+read_state(Oid fn_oid, Oid *owner)
 {
 	Oid			nsp = get_func_namespace(fn_oid);
 	Oid			relid = get_relname_relid("ulid_flake_state", nsp);
@@ -452,6 +472,7 @@ read_state(Oid fn_oid)
 	AttrNumber	eatt = InvalidAttrNumber;
 	AttrNumber	satt = InvalidAttrNumber;
 	AttrNumber	datt = InvalidAttrNumber;
+	AttrNumber	tatt = InvalidAttrNumber;
 	Relation	rel;
 	TupleDesc	desc;
 	SysScanDesc scan;
@@ -464,6 +485,8 @@ read_state(Oid fn_oid)
 	bool		dnull = true;
 	int64		sys = 0;
 	Oid			dbid = InvalidOid;
+	bool		tnull = true;
+	TimestampTz started = 0;
 
 	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_RELATION)
 		ereport(ERROR,
@@ -479,6 +502,7 @@ read_state(Oid fn_oid)
 	 */
 	rel = table_open(relid, AccessShareLock);
 	check_owner(rel, nsp);
+	*owner = rel->rd_rel->relowner;
 	desc = RelationGetDescr(rel);
 	for (int i = 0; i < desc->natts; i++)
 	{
@@ -494,18 +518,22 @@ read_state(Oid fn_oid)
 			satt = a->attnum;
 		else if (strcmp(NameStr(a->attname), "database_oid") == 0 && a->atttypid == OIDOID)
 			datt = a->attnum;
+		else if (strcmp(NameStr(a->attname), "started_at") == 0)
+			tatt = a->attnum;
 	}
-	if (att == InvalidAttrNumber || (eatt != InvalidAttrNumber && TupleDescAttr(desc, eatt - 1)->atttypid != INT8OID))
+	if (att == InvalidAttrNumber || (eatt != InvalidAttrNumber && TupleDescAttr(desc, eatt - 1)->atttypid != INT8OID) ||
+		(tatt != InvalidAttrNumber && TupleDescAttr(desc, tatt - 1)->atttypid != TIMESTAMPTZOID))
 	{
 		table_close(rel, AccessShareLock);
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("ulid_flake_next: ulid_flake_state in schema \"%s\" has no column offset bigint, or an epoch_ms that is not a bigint",
+				 errmsg("ulid_flake_next: ulid_flake_state in schema \"%s\" has no column offset bigint, or an epoch_ms that is not a bigint, or a started_at that is not a timestamp with time zone",
 						get_namespace_name(nsp)),
 				 errhint("Install ulidflake's migrations (version 4 or later) in the schema of the extension.")));
 	}
 	{
-		AttrNumber	cols[4] = {att, eatt, satt, datt};
+		/* started_at too: a role that may write it can skip the node's check. */
+		AttrNumber	cols[5] = {att, eatt, satt, datt, tatt};
 
 		check_writers(rel, nsp, cols, lengthof(cols));
 	}
@@ -535,6 +563,13 @@ read_state(Oid fn_oid)
 			d = heap_getattr(tup, datt, desc, &dnull);
 			if (!dnull)
 				dbid = DatumGetObjectId(d);
+		}
+		/* The server start the node was last checked on (version 5 on). */
+		if (tatt != InvalidAttrNumber)
+		{
+			d = heap_getattr(tup, tatt, desc, &tnull);
+			if (!tnull)
+				started = DatumGetTimestampTz(d);
 		}
 	}
 	systable_endscan(scan);
@@ -568,9 +603,76 @@ read_state(Oid fn_oid)
 	state_has_epoch = eatt != InvalidAttrNumber;
 	state_epoch = e;
 	ereport(DEBUG1,
-			(errmsg_internal("ulid_flake_next: read %s.ulid_flake_state: offset " INT64_FORMAT ", epoch %s",
+			(errmsg_internal("ulid_flake_next: read %s.ulid_flake_state: offset " INT64_FORMAT ", epoch %s, checked on %s",
 							 quote_identifier(get_namespace_name(nsp)), v,
-							 state_has_epoch ? psprintf(INT64_FORMAT, e) : "from ulid_flake.epoch_ms")));
+							 state_has_epoch ? psprintf(INT64_FORMAT, e) : "from ulid_flake.epoch_ms",
+							 tatt == InvalidAttrNumber ? "(no started_at)" : tnull ? "no server start" :
+							 started == PgStartTime ? "this server start" : timestamptz_to_str(started))));
+	return tatt != InvalidAttrNumber && (tnull || started != PgStartTime);
+}
+
+/*
+ * verify_node checks this node before the first ID of a server start, as
+ * ulid_flake() does (migration 5): it calls ulid_flake_verify(false) of
+ * schema nsp, the owner's node check (SECURITY DEFINER, callable by any
+ * role), which records this start in ulid_flake_state.started_at or
+ * raises the check's refusal (55U01 to 55U05; 55000 for a state recorded
+ * on another system or database). false: ulid_flake_next makes plain-layout
+ * IDs, which ignore the SID, so on a node of a mesh (a SID, or other
+ * nodes' rows in ulid_flake_nodes) it refuses with 55U04, as it does
+ * ulid_flake(). The function is found by name and exact signature in nsp
+ * (no search_path), and called only when its owner is a superuser or a
+ * role whose privileges owner (the state's owner, checked by read_state)
+ * has, and when the caller may execute it, as a call from SQL would be.
+ */
+static void
+verify_node(Oid nsp, Oid owner)
+{
+	Oid			argtypes[1] = {BOOLOID};
+	HeapTuple	tup;
+	Oid			fn;
+	Oid			proowner;
+	AclResult	aclresult;
+	const char *schema = quote_identifier(get_namespace_name(nsp));
+
+	tup = SearchSysCache3(PROCNAMEARGSNSP, CStringGetDatum("ulid_flake_verify"),
+						  PointerGetDatum(buildoidvector(argtypes, 1)), ObjectIdGetDatum(nsp));
+	if (!HeapTupleIsValid(tup))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("ulid_flake_next: %s.ulid_flake_state records the server start its node was checked on (started_at), but there is no function %s.ulid_flake_verify(boolean) to check it on this one",
+						schema, schema),
+				 errdetail("On another server start (a restart, a promoted replica, a copy) the node is checked before its first ID, by ulid_flake_verify (migration 5)."),
+				 errhint("Install ulidflake's migrations (version 5 or later) in the schema of the extension: run migrations.Migrate as the install's owner.")));
+	fn = ((Form_pg_proc) GETSTRUCT(tup))->oid;
+	proowner = ((Form_pg_proc) GETSTRUCT(tup))->proowner;
+	ReleaseSysCache(tup);
+	if (!superuser_arg(proowner) && !has_privs_of_role(owner, proowner))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("ulid_flake_next: %s.ulid_flake_verify(boolean) is owned by role %s, which is neither a superuser nor the install's owner (the owner of %s.ulid_flake_state: %s)",
+						schema, quote_identifier(GetUserNameFromId(proowner, false)), schema,
+						quote_identifier(GetUserNameFromId(owner, false))),
+				 errdetail("The node's check is called only when it is the install's."),
+				 errhint("Drop that function and run migrations.Migrate as the install's owner.")));
+	if (IsParallelWorker())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("ulid_flake_next: the node of %s.ulid_flake_state has not been checked since the server started, and a parallel worker may not check it",
+						schema),
+				 errdetail("The check (%s.ulid_flake_verify) writes the state; parallel workers may not write.", schema),
+				 errhint("Make one ID in a statement of its own first (SELECT %s.ulid_flake_next(nextval('%s.ulid_flake_seq'))), which checks the node, then run the query again.",
+						 schema, schema)));
+#if PG_VERSION_NUM >= 160000
+	aclresult = object_aclcheck(ProcedureRelationId, fn, GetUserId(), ACL_EXECUTE);
+#else
+	aclresult = pg_proc_aclcheck(fn, GetUserId(), ACL_EXECUTE);
+#endif
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_FUNCTION, psprintf("%s.ulid_flake_verify", schema));
+	ereport(DEBUG1,
+			(errmsg_internal("ulid_flake_next: verifying the node: %s.ulid_flake_verify(false)", schema)));
+	(void) OidFunctionCall1(fn, BoolGetDatum(false));
 }
 
 /*
@@ -614,9 +716,30 @@ ulid_flake_next(PG_FUNCTION_ARGS)
 	if (!state_known || lxid != state_lxid || stmt != state_stmt || cid != state_cid)
 	{
 		uint64		gen = state_generation;
+		Oid			owner;
 
 		state_known = false;
-		read_state(fcinfo->flinfo->fn_oid);
+		if (read_state(fcinfo->flinfo->fn_oid, &owner))
+		{
+			Oid			nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
+
+			/*
+			 * Not checked on this server start: check it (or fail), then
+			 * read what the check wrote. It rewrote the ID functions
+			 * (forgetting the state) and moved the command counter on: the
+			 * statement's later calls are known by the new command id.
+			 */
+			verify_node(nsp, owner);
+			forget();
+			gen = state_generation;
+			if (read_state(fcinfo->flinfo->fn_oid, &owner))
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("ulid_flake_next: %s.ulid_flake_verify(false) returned, but %s.ulid_flake_state does not record this server start (started_at)",
+								quote_identifier(get_namespace_name(nsp)), quote_identifier(get_namespace_name(nsp))),
+						 errhint("Another session may have changed the state meanwhile: try again.")));
+			cid = GetCurrentCommandId(false);
+		}
 		/* Something that made the state unknown happened while reading: read again next call. */
 		state_known = (gen == state_generation);
 		state_lxid = lxid;
