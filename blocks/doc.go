@@ -10,12 +10,14 @@
 //
 // A [Source] reserves a block of IDs (1,024 unless [WithSize] says
 // otherwise) in one round trip: SELECT ulid_flake_block(n), which
-// migration 9 installs. The database makes the block's IDs with the ID
-// function that DEFAULT uses on that node, ulid_flake() on a node with
-// no SID and ulid_flake_scalable() on a node with one (every node of a
-// mesh), and returns them in ascending order; the Source hands them out
+// migration version 5 installs. The database makes the block's IDs with
+// the ID function that DEFAULT uses on that node, ulid_flake() on a node
+// with no SID and ulid_flake_scalable() on a node with one (every node of
+// a mesh), and returns them in ascending order; the Source hands them out
 // one by one. The IDs are the database's, bit for bit (docs/spec.md), in
-// the stand-alone or the scalable layout.
+// the stand-alone or the scalable layout. The first block after the
+// server starts checks the node, as the ID functions' first call does,
+// and a refusal (a copy of a mesh node, 55U01) is the reservation's error.
 //
 // # Why IDs never repeat
 //

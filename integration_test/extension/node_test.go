@@ -152,7 +152,7 @@ func TestExtensionStateReplicated(t *testing.T) {
 		_, err = b.Exec(ctx, `ALTER SUBSCRIPTION sub REFRESH PUBLICATION WITH (copy_data = false)`)
 		require.NoError(t, err)
 		// A's row also brought A's node identity, so B's own row in
-		// ulid_flake_nodes now looks like another node's, and migration 8's
+		// ulid_flake_nodes now looks like another node's, and migration version 5's
 		// ulid_flake_check_node() refuses B as a copy of a mesh node; B's
 		// former identity is retired first.
 		_, err = b.Exec(ctx, `SELECT ulid_flake_check_node()`)

@@ -22,7 +22,7 @@ func (cusPrefix) Prefix() string { return "cus" }
 type customerID = ulidflake.Prefixed[cusPrefix]
 
 // TestSQLPrefixMatchesGo cross-checks ulid_flake_encode(id, prefix) and
-// ulid_flake_decode(s, prefix) (migration 6) against flake.Prefixed: the
+// ulid_flake_decode(s, prefix) (migration version 5) against flake.Prefixed: the
 // same text for every ID, and the same verdict on every input: what Go's
 // ParsePrefixed refuses (ErrPrefix, or Parse's errors after the prefix),
 // SQL refuses with SQLSTATE 22P02 and the same reason; an invalid prefix is
