@@ -473,6 +473,7 @@ read_state(Oid fn_oid, Oid *owner)
 	AttrNumber	satt = InvalidAttrNumber;
 	AttrNumber	datt = InvalidAttrNumber;
 	AttrNumber	tatt = InvalidAttrNumber;
+	AttrNumber	matt = InvalidAttrNumber;
 	Relation	rel;
 	TupleDesc	desc;
 	SysScanDesc scan;
@@ -487,6 +488,7 @@ read_state(Oid fn_oid, Oid *owner)
 	Oid			dbid = InvalidOid;
 	bool		tnull = true;
 	TimestampTz started = 0;
+	bool		mesh = false;
 
 	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_RELATION)
 		ereport(ERROR,
@@ -520,6 +522,8 @@ read_state(Oid fn_oid, Oid *owner)
 			datt = a->attnum;
 		else if (strcmp(NameStr(a->attname), "started_at") == 0)
 			tatt = a->attnum;
+		else if (strcmp(NameStr(a->attname), "mesh") == 0 && a->atttypid == BOOLOID)
+			matt = a->attnum;
 	}
 	if (att == InvalidAttrNumber || (eatt != InvalidAttrNumber && TupleDescAttr(desc, eatt - 1)->atttypid != INT8OID) ||
 		(tatt != InvalidAttrNumber && TupleDescAttr(desc, tatt - 1)->atttypid != TIMESTAMPTZOID))
@@ -533,7 +537,7 @@ read_state(Oid fn_oid, Oid *owner)
 	}
 	{
 		/* started_at too: a role that may write it can skip the node's check. */
-		AttrNumber	cols[5] = {att, eatt, satt, datt, tatt};
+		AttrNumber	cols[6] = {att, eatt, satt, datt, tatt, matt};
 
 		check_writers(rel, nsp, cols, lengthof(cols));
 	}
@@ -571,6 +575,14 @@ read_state(Oid fn_oid, Oid *owner)
 			if (!tnull)
 				started = DatumGetTimestampTz(d);
 		}
+		/* Whether the node is of a mesh (a SID, or other nodes' rows). */
+		if (matt != InvalidAttrNumber)
+		{
+			bool		mnull;
+
+			d = heap_getattr(tup, matt, desc, &mnull);
+			mesh = !mnull && DatumGetBool(d);
+		}
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
@@ -599,6 +611,13 @@ read_state(Oid fn_oid, Oid *owner)
 				 errhint("Run migrations.Migrate, or SELECT %s.ulid_flake_check_node() as the install's owner: it draws this database's own offset. If the table is replicated into this database, stop publishing ulid_flake_state: publish tables by name (CREATE PUBLICATION ... FOR TABLE ...).",
 						 schema)));
 	}
+	/* The plain layout ignores the SID: in a mesh, two nodes make its IDs. */
+	if (mesh)
+		ereport(ERROR,
+				(errcode(MAKE_SQLSTATE('5', '5', 'U', '0', '4')),
+				 errmsg("ulid_flake mesh: ulid_flake_next() ignores the node's SID in a mesh (a node with a SID, or other nodes' rows in ulid_flake_nodes), where two nodes would make the same IDs"),
+				 errhint("Use %s.ulid_flake_scalable() on the nodes of a mesh, with a SID for each (ulid_flake_set_sid).",
+						 quote_identifier(get_namespace_name(nsp)))));
 	offset = v;
 	state_has_epoch = eatt != InvalidAttrNumber;
 	state_epoch = e;

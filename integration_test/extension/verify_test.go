@@ -255,3 +255,29 @@ func TestExtensionParallelWorkerDoesNotVerify(t *testing.T) {
 		require.EqualValues(t, 100000, n)
 	})
 }
+
+// TestExtensionRefusedOnAMeshNode (issue #40): ulid_flake_next() makes
+// plain-layout IDs, which ignore the SID, so on a node with a SID it is
+// refused (55U04) in every statement, as ulid_flake() is, once the node
+// was checked too: in the default and in an explicit call, for a role
+// that is not the install's owner. Without a SID again, it makes IDs.
+func TestExtensionRefusedOnAMeshNode(t *testing.T) {
+	t.Parallel()
+	run(t, func(t *testing.T, db *pgtest.DB) {
+		ctx := context.Background()
+		f := newVerifyFixture(t, db)
+		app := connectAs(t, db, f.app)
+		_, err := app.Exec(ctx, `INSERT INTO item (v) VALUES (0)`)
+		require.NoError(t, err)
+		f.exec(t, `SELECT ulid_flake_set_sid(4)`)
+		f.recorded(t, "ulid_flake_set_sid")
+		for _, q := range []string{`INSERT INTO item (v) VALUES (1)`, `SELECT ulid_flake_next(nextval('ulid_flake_seq'))`} {
+			_, err := app.Exec(ctx, q)
+			require.Equal(t, "55U04", sqlState(err), "%s: %v", q, err)
+			require.Contains(t, err.Error(), "ulid_flake mesh: ulid_flake_next() ignores the node's SID", q)
+		}
+		f.exec(t, `SELECT ulid_flake_set_sid(NULL)`)
+		_, err = app.Exec(ctx, `INSERT INTO item (v) VALUES (2)`)
+		require.NoError(t, err, "no SID: a node alone")
+	})
+}

@@ -138,5 +138,5 @@ DROP DOMAIN ulid_flake_verified;
 DROP FUNCTION ulid_flake_verify(boolean), ulid_flake_node_sync(text, bigint, boolean, uuid, bigint, integer), ulid_flake_out_of_range(timestamp with time zone, bigint),
 	ulid_flake_epoch_ms(), ulid_flake_node_sid(), ulid_flake_settings(text);
 DROP TABLE ulid_flake_nodes;
-ALTER TABLE ulid_flake_state DROP COLUMN epoch_ms, DROP COLUMN node_id, DROP COLUMN started_at;
+ALTER TABLE ulid_flake_state DROP COLUMN epoch_ms, DROP COLUMN node_id, DROP COLUMN started_at, DROP COLUMN mesh;
 DROP FUNCTION ulid_flake_alone(name);

@@ -141,7 +141,7 @@ REVOKE EXECUTE ON FUNCTION ulid_flake_settings(text) FROM PUBLIC;
 -- (beyond the two values the migrations draw; NULL: restarted), refused
 -- when version 4 gave other sessions another epoch, or when
 -- ulid_flake_ext 1.0, which reads the setting, is installed here.
-ALTER TABLE ulid_flake_state ADD COLUMN epoch_ms bigint, ADD COLUMN node_id uuid, ADD COLUMN started_at timestamp with time zone;
+ALTER TABLE ulid_flake_state ADD COLUMN epoch_ms bigint, ADD COLUMN node_id uuid, ADD COLUMN started_at timestamp with time zone, ADD COLUMN mesh boolean;
 DO $epoch$
 DECLARE
 	setting text := pg_catalog.current_setting('ulid_flake.epoch_ms'::text, true);
@@ -431,7 +431,7 @@ DECLARE
 	own_slots text[];
 	lost    text;
 	on_own  boolean;
-	mesh    boolean;
+	in_mesh boolean;
 	checked timestamp with time zone;
 	guard   text;
 	id      text;
@@ -656,9 +656,9 @@ BEGIN
 	-- The server start since which this node is known: the identity checks
 	-- above ran now. 'epoch' and 'offset' keep the one recorded.
 	checked := CASE WHEN mode IN ('epoch', 'offset') THEN st_started ELSE started END;
-	mesh := want_sid IS NOT NULL OR EXISTS (SELECT FROM @s@.ulid_flake_nodes AS n WHERE n.node_id IS DISTINCT FROM me);
+	in_mesh := want_sid IS NOT NULL OR EXISTS (SELECT FROM @s@.ulid_flake_nodes AS n WHERE n.node_id IS DISTINCT FROM me);
 	IF drawn IS NOT NULL OR mode IN ('epoch', 'set', 'new') OR checked IS DISTINCT FROM st_started
-		OR mesh = EXISTS (SELECT FROM pg_depend AS d WHERE d.classid = 'pg_proc'::regclass AND d.objid = to_regprocedure(format('%I.ulid_flake()', schema))
+		OR in_mesh = EXISTS (SELECT FROM pg_depend AS d WHERE d.classid = 'pg_proc'::regclass AND d.objid = to_regprocedure(format('%I.ulid_flake()', schema))
 			AND d.refclassid = 'pg_class'::regclass AND d.refobjid = to_regclass(format('%I.ulid_flake_seq', schema))) THEN
 		-- The ID functions, with the offset, the epoch, the SID and the
 		-- server start as constants. On another server start (a restart, a
@@ -667,7 +667,7 @@ BEGIN
 		-- runs the checks above ('verify') before the first ID. On a node with
 		-- a SID, or other nodes' rows, ulid_flake() makes no ID: its verify
 		-- refuses (55U04).
-		UPDATE @s@.ulid_flake_state SET started_at = checked;
+		UPDATE @s@.ulid_flake_state SET started_at = checked, mesh = in_mesh;
 		guard := format('pg_catalog.pg_postmaster_start_time() OPERATOR(pg_catalog.=) %L::timestamp with time zone', checked);
 		x  := format('pg_catalog.mod(pg_catalog.mod(pg_catalog.nextval(%L::regclass), 1048575::bigint) OPERATOR(pg_catalog.+) %s::bigint, 1048575::bigint)',
 			format('%I.ulid_flake_seq', schema), COALESCE(drawn, st_off));
@@ -676,7 +676,7 @@ BEGIN
 		id := format('GREATEST(%s OPERATOR(pg_catalog.|) pg_catalog.mod((%s) OPERATOR(pg_catalog.*) 32::bigint, 1048575::bigint), 1::bigint)', ms, x);
 		EXECUTE format('CREATE OR REPLACE FUNCTION %1$I.ulid_flake() RETURNS bigint LANGUAGE sql VOLATILE PARALLEL UNSAFE
 			RETURN CASE WHEN %2$s THEN %3$s WHEN false::%1$I.ulid_flake_verified::boolean THEN %3$s END',
-			schema, CASE WHEN mesh THEN 'false' ELSE guard END, CASE WHEN mesh THEN 'NULL::bigint' ELSE id END);
+			schema, CASE WHEN in_mesh THEN 'false' ELSE guard END, CASE WHEN in_mesh THEN 'NULL::bigint' ELSE id END);
 		id := format('GREATEST(%s OPERATOR(pg_catalog.|) (((%s) OPERATOR(pg_catalog.&) 32767::bigint) OPERATOR(pg_catalog.<<) 5)
 				OPERATOR(pg_catalog.|) COALESCE(sid, %L::integer)::%I.ulid_flake_sid::bigint, 1::bigint)', ms, x, want_sid, schema);
 		EXECUTE format('CREATE OR REPLACE FUNCTION %1$I.ulid_flake_scalable(sid integer DEFAULT NULL) RETURNS bigint LANGUAGE sql VOLATILE PARALLEL UNSAFE
@@ -684,7 +684,7 @@ BEGIN
 			schema, guard, id);
 	END IF;
 	IF mode = 'verify' THEN
-		RETURN arg = 0 AND mesh;
+		RETURN arg = 0 AND in_mesh;
 	END IF;
 	RETURN drawn IS NOT NULL;
 END
