@@ -1,0 +1,193 @@
+package migrate_test
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ulidflake/ulidflake/internal/pgtest"
+	"github.com/ulidflake/ulidflake/migrations"
+)
+
+// verifyDB makes a database of its own on s, installed by the server's
+// superuser, with a SID, a table item whose DEFAULT is
+// ulid_flake_scalable(), and a login role that may insert there and
+// nothing else. It returns the database's name, the owner's and the role's
+// connections, and unchecked, which makes the ID functions' bodies hold no
+// server start (as after a restart: the next ID runs the check).
+func verifyDB(t *testing.T, s *pgtest.Server, suffix string) (dbName string, owner, app *sql.DB, unchecked func()) {
+	t.Helper()
+	ctx := context.Background()
+	dbName = pgtest.UniqueName() + suffix
+	role := dbName + "_app"
+	loginRole(t, s, role, dbName)
+	admin := openAs(t, s, "postgres", "")
+	_, err := admin.ExecContext(ctx, `CREATE DATABASE `+dbName)
+	require.NoError(t, err)
+	owner = openAs(t, s, dbName, "")
+	_, err = migrations.Migrate(ctx, owner)
+	require.NoError(t, err)
+	_, err = owner.ExecContext(ctx, `SELECT ulid_flake_set_sid(1);
+		CREATE TABLE item (id bigint PRIMARY KEY DEFAULT ulid_flake_scalable(), v int);
+		GRANT USAGE ON SCHEMA public TO `+role+`; GRANT INSERT, SELECT ON item TO `+role)
+	require.NoError(t, err)
+	app = openAs(t, s, dbName, role)
+	unchecked = func() {
+		t.Helper()
+		_, err := owner.ExecContext(ctx, `UPDATE ulid_flake_state SET started_at = NULL;
+			SELECT ulid_flake_build("offset") FROM ulid_flake_state`)
+		require.NoError(t, err)
+	}
+	return dbName, owner, app, unchecked
+}
+
+// TestTemplateCopyOnTheSameServerIsChecked: CREATE DATABASE ... TEMPLATE
+// (or a dump restored into another database of the same server) copies the
+// ID functions' bodies with the server start they were checked on, which is
+// this server's: the copy's first ID must still be refused (55000: its
+// state was recorded on another database) until its offset is drawn, as a
+// copy on another server is; not made with the source's offset and SID.
+func TestTemplateCopyOnTheSameServerIsChecked(t *testing.T) {
+	t.Parallel()
+	for _, s := range pgtest.Servers(t) {
+		t.Run(s.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			dbName, owner, _, _ := verifyDB(t, s, "_tmplsrc")
+			_, err := owner.ExecContext(ctx, `INSERT INTO item (v) VALUES (1)`)
+			require.NoError(t, err)
+			require.NoError(t, owner.Close())
+			admin := openAs(t, s, "postgres", "")
+			copyName := dbName + "_copy"
+			_, err = admin.ExecContext(ctx, `CREATE DATABASE `+copyName+` TEMPLATE `+dbName)
+			require.NoError(t, err)
+			t.Cleanup(func() {
+				_, _ = admin.ExecContext(context.Background(), `DROP DATABASE IF EXISTS `+copyName+` WITH (FORCE)`)
+			})
+
+			cp := openAs(t, s, copyName, "")
+			var id int64
+			err = cp.QueryRowContext(ctx, `SELECT ulid_flake_scalable()`).Scan(&id)
+			requireState(t, err, "55000", "this database's state was recorded on system")
+			requireState(t, execErr(ctx, cp, `INSERT INTO item (v) VALUES (2)`), "55000", "this database's state was recorded on system")
+
+			_, err = migrations.Migrate(ctx, cp)
+			require.NoError(t, err, "Migrate draws the copy's offset")
+			require.NoError(t, execErr(ctx, cp, `INSERT INTO item (v) VALUES (3)`))
+		})
+	}
+}
+
+// TestVerifyLockHeldByAnyRoleStallsNoWriter: after a server start, the
+// first ID's check takes the state's row lock until its transaction ends.
+// A role with no privilege beyond CONNECT can call ulid_flake_verify (or
+// cast to ulid_flake_verified) in a transaction it keeps open: no other
+// session may then make an ID. The application's INSERT must not wait for
+// a transaction it does not own.
+func TestVerifyLockHeldByAnyRoleStallsNoWriter(t *testing.T) {
+	t.Parallel()
+	for _, s := range pgtest.Servers(t) {
+		t.Run(s.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			dbName, _, app, unchecked := verifyDB(t, s, "_stall")
+			nobody := dbName + "_nobody"
+			loginRole(t, s, nobody, dbName+"_none")
+			stranger := openAs(t, s, dbName, nobody)
+			unchecked()
+
+			tx, err := stranger.BeginTx(ctx, nil)
+			require.NoError(t, err)
+			defer tx.Rollback() //nolint:errcheck
+			_, err = tx.ExecContext(ctx, `SELECT true::ulid_flake_verified`)
+			require.NoError(t, err, "any role may run the check")
+
+			short, cancel := context.WithTimeout(ctx, 3*time.Second)
+			defer cancel()
+			_, err = app.ExecContext(short, `INSERT INTO item (v) VALUES (1)`)
+			require.NoError(t, err, "an INSERT waits on a transaction of a role with no privilege")
+		})
+	}
+}
+
+// TestRepeatableReadWaitsForTheFirstCheck: sessions that make an ID while
+// the first check after a server start runs wait for it (deployments.md).
+// Under REPEATABLE READ (or SERIALIZABLE), even a single INSERT in its own
+// transaction, the wait ends in 40001 (could not serialize access due to
+// concurrent update: the check locks the state row another session
+// updated): the INSERT must succeed as under READ COMMITTED.
+func TestRepeatableReadWaitsForTheFirstCheck(t *testing.T) {
+	t.Parallel()
+	for _, s := range pgtest.Servers(t) {
+		t.Run(s.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			_, owner, app, unchecked := verifyDB(t, s, "_rr")
+			for _, iso := range []sql.IsolationLevel{sql.LevelRepeatableRead, sql.LevelSerializable} {
+				unchecked()
+				first, err := owner.BeginTx(ctx, nil)
+				require.NoError(t, err)
+				_, err = first.ExecContext(ctx, `INSERT INTO item (v) VALUES (1)`)
+				require.NoError(t, err, "the first ID after the start runs the check")
+
+				done := make(chan error, 1)
+				go func() {
+					tx, err := app.BeginTx(ctx, &sql.TxOptions{Isolation: iso})
+					if err == nil {
+						_, err = tx.ExecContext(ctx, `INSERT INTO item (v) VALUES (2)`)
+						if err == nil {
+							err = tx.Commit()
+						} else {
+							_ = tx.Rollback()
+						}
+					}
+					done <- err
+				}()
+				time.Sleep(500 * time.Millisecond)
+				require.NoError(t, first.Commit())
+				require.NoError(t, <-done, "%v: the waiting INSERT", iso)
+			}
+		})
+	}
+}
+
+// TestFirstCheckKeepsTheStartUnderAnySettings: the first ID's check writes
+// the server start into the ID functions' bodies as a literal. The session
+// that runs it is any role's, with its own DateStyle and TimeZone (ALTER
+// ROLE ... SET, or SET): under DateStyle Postgres the start is written
+// with the zone's abbreviation, which PostgreSQL before 18 may read as
+// another zone's (IST: Israel, not India). The bodies must hold the start
+// itself, else every later ID runs the check again until the next start.
+func TestFirstCheckKeepsTheStartUnderAnySettings(t *testing.T) {
+	t.Parallel()
+	for _, s := range pgtest.Servers(t) {
+		t.Run(s.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			_, owner, app, unchecked := verifyDB(t, s, "_style")
+			for _, set := range []string{
+				`SET DateStyle = 'Postgres, DMY'; SET TimeZone = 'Asia/Kolkata'`,
+				`SET DateStyle = 'SQL, MDY'; SET TimeZone = 'America/Sao_Paulo'`,
+				`SET DateStyle = 'German'; SET TimeZone = 'Australia/Adelaide'`,
+			} {
+				unchecked()
+				conn, err := app.Conn(ctx)
+				require.NoError(t, err)
+				_, err = conn.ExecContext(ctx, set)
+				require.NoError(t, err)
+				_, err = conn.ExecContext(ctx, `INSERT INTO item (v) VALUES (1)`)
+				require.NoError(t, err, set)
+				_, err = conn.ExecContext(ctx, `RESET DateStyle; RESET TimeZone`)
+				require.NoError(t, err)
+				require.NoError(t, conn.Close())
+				var holds bool
+				require.NoError(t, owner.QueryRowContext(ctx, `SELECT substring(pg_get_functiondef('ulid_flake_scalable(integer)'::regprocedure)
+					FROM $$pg_postmaster_start_time\(\) = '([^']*)'$$)::timestamptz = pg_postmaster_start_time()`).Scan(&holds))
+				require.True(t, holds, "%s: the bodies hold the server start", set)
+			}
+		})
+	}
+}
