@@ -668,7 +668,11 @@ BEGIN
 		-- a SID, or other nodes' rows, ulid_flake() makes no ID: its verify
 		-- refuses (55U04).
 		UPDATE @s@.ulid_flake_state SET started_at = checked;
-		guard := format('pg_catalog.pg_postmaster_start_time() OPERATOR(pg_catalog.=) %L::timestamp with time zone', checked);
+		-- The start as ISO 8601 in UTC, whatever the caller's DateStyle and
+		-- TimeZone (an abbreviation such as IST is read as another zone's
+		-- before PostgreSQL 18).
+		guard := format('pg_catalog.pg_postmaster_start_time() OPERATOR(pg_catalog.=) %L::timestamp with time zone',
+			to_char(checked AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00"'));
 		x  := format('pg_catalog.mod(pg_catalog.mod(pg_catalog.nextval(%L::regclass), 1048575::bigint) OPERATOR(pg_catalog.+) %s::bigint, 1048575::bigint)',
 			format('%I.ulid_flake_seq', schema), COALESCE(drawn, st_off));
 		ms := format('((pg_catalog.floor(pg_catalog.date_part(%L::text, pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000::double precision)::bigint OPERATOR(pg_catalog.-) %s::bigint)::%I.ulid_flake_timestamp::bigint OPERATOR(pg_catalog.<<) 20)',
