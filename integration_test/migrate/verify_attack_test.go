@@ -191,3 +191,42 @@ func TestFirstCheckKeepsTheStartUnderAnySettings(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckWithoutTheLockStillRefuses: a first ID that may not lock the
+// state row (another transaction holds it) runs the checks all the same:
+// a copy of node 1 on another timeline, beside another node's row, makes
+// no ID (55U01) and draws no sequence value, under READ COMMITTED and
+// REPEATABLE READ.
+func TestCheckWithoutTheLockStillRefuses(t *testing.T) {
+	t.Parallel()
+	for _, s := range pgtest.Servers(t) {
+		t.Run(s.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			_, owner, app, unchecked := verifyDB(t, s, "_nolock")
+			_, err := owner.ExecContext(ctx, `INSERT INTO ulid_flake_nodes VALUES ('00000000-0000-4000-8000-000000000002', 2, 1, 1, 1, now());
+				UPDATE ulid_flake_nodes SET timeline = timeline + 1 WHERE node_id = (SELECT node_id FROM ulid_flake_state)`)
+			require.NoError(t, err)
+			unchecked()
+			var before, after int64
+			require.NoError(t, owner.QueryRowContext(ctx, `SELECT last_value FROM ulid_flake_seq`).Scan(&before))
+			holder, err := owner.BeginTx(ctx, nil)
+			require.NoError(t, err)
+			defer holder.Rollback() //nolint:errcheck
+			_, err = holder.ExecContext(ctx, `SELECT FROM ulid_flake_state FOR UPDATE`)
+			require.NoError(t, err)
+			for _, iso := range []sql.IsolationLevel{sql.LevelReadCommitted, sql.LevelRepeatableRead} {
+				short, cancel := context.WithTimeout(ctx, 5*time.Second)
+				tx, err := app.BeginTx(short, &sql.TxOptions{Isolation: iso})
+				require.NoError(t, err)
+				_, err = tx.ExecContext(short, `INSERT INTO item (v) VALUES (1)`)
+				requireState(t, err, "55U01", "this database is a copy of node")
+				require.NoError(t, tx.Rollback())
+				cancel()
+			}
+			require.NoError(t, holder.Rollback())
+			require.NoError(t, owner.QueryRowContext(ctx, `SELECT last_value FROM ulid_flake_seq`).Scan(&after))
+			require.Equal(t, before, after, "no sequence value drawn")
+		})
+	}
+}
