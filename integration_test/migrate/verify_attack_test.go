@@ -230,3 +230,28 @@ func TestCheckWithoutTheLockStillRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestRestartAfterAPeersSlotWasDroppedMakesIDs: node 1 of a two-node mesh
+// recorded the slot its peer read from; the peer is down for a rebuild, or
+// leaving, and its slot on node 1 was dropped (DROP SUBSCRIPTION on the
+// peer, or pg_drop_replication_slot so that WAL is not kept for it), as
+// operators do. Node 1 restarts before the peer's row is retired: it is the
+// same instance (system, database, timeline), and its first ID must not be
+// refused as a copy of itself (55U01) that may not even adopt its own row.
+func TestRestartAfterAPeersSlotWasDroppedMakesIDs(t *testing.T) {
+	t.Parallel()
+	for _, s := range pgtest.Servers(t) {
+		t.Run(s.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			_, owner, app, unchecked := verifyDB(t, s, "_slot")
+			// What node 1's last check recorded: the peer's row, and the slot
+			// the peer read from here (dropped since).
+			_, err := owner.ExecContext(ctx, `INSERT INTO ulid_flake_nodes VALUES ('00000000-0000-4000-8000-000000000002', 2, 1, 1, 1, now());
+				UPDATE ulid_flake_nodes SET slots = '{node2_sub}' WHERE node_id = (SELECT node_id FROM ulid_flake_state)`)
+			require.NoError(t, err)
+			unchecked()
+			require.NoError(t, execErr(ctx, app, `INSERT INTO item (v) VALUES (1)`), "the node itself, after a restart")
+		})
+	}
+}
