@@ -255,3 +255,34 @@ func TestRestartAfterAPeersSlotWasDroppedMakesIDs(t *testing.T) {
 		})
 	}
 }
+
+// TestForeignPublicationStopsNoOtherTable: a role that may create in the
+// database (a schema and a publication of its own) publishes its own
+// table whose DEFAULT is ulid_flake(), on a node with a SID. Migrate refuses
+// that (55U04, naming the column), and ulid_flake() refuses each call there;
+// but the first ID after a server start, whoever makes it and for whatever
+// table, must not be refused for another role's table: else any such role
+// stops every insert of the node at its next restart.
+func TestForeignPublicationStopsNoOtherTable(t *testing.T) {
+	t.Parallel()
+	for _, s := range pgtest.Servers(t) {
+		t.Run(s.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			dbName, owner, app, unchecked := verifyDB(t, s, "_pub")
+			tenant := dbName + "_tenant"
+			loginRole(t, s, tenant, dbName+"_none")
+			_, err := owner.ExecContext(ctx, `GRANT CREATE ON DATABASE `+dbName+` TO `+tenant)
+			require.NoError(t, err)
+			other := openAs(t, s, dbName, tenant)
+			_, err = other.ExecContext(ctx, `CREATE SCHEMA tenant;
+				CREATE TABLE tenant.legacy (id bigint PRIMARY KEY DEFAULT public.ulid_flake(), v int);
+				CREATE PUBLICATION tenant_pub FOR TABLE tenant.legacy`)
+			require.NoError(t, err)
+			t.Cleanup(func() { _, _ = owner.ExecContext(context.Background(), `DROP PUBLICATION IF EXISTS tenant_pub`) })
+			unchecked()
+			require.NoError(t, execErr(ctx, app, `INSERT INTO item (v) VALUES (1)`), "the application's table, after a restart")
+			requireState(t, execErr(ctx, other, `INSERT INTO tenant.legacy (v) VALUES (1)`), "55U04", "ulid_flake_scalable()")
+		})
+	}
+}
