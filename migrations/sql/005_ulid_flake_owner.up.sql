@@ -426,6 +426,7 @@ DECLARE
 	x       text;
 	ms      text;
 	started timestamp with time zone := pg_postmaster_start_time();
+	locked  boolean := true;
 	st_started timestamp with time zone;
 	slots   text[];
 	own_slots text[];
@@ -464,8 +465,25 @@ BEGIN
 			USING ERRCODE = '42501',
 				HINT = 'REVOKE INSERT, UPDATE, DELETE, TRUNCATE, TRIGGER on these tables (UPDATE on the sequence) from the roles named, drop the triggers named, and run it again.';
 	END IF;
-	SELECT s.node_id, s.system_id, s.database_oid, s.epoch_ms, s."offset", s.started_at INTO me, st_sys, st_db, epoch, st_off, st_started
-		FROM @s@.ulid_flake_state AS s FOR UPDATE;
+	IF mode = 'verify' THEN
+		-- A session that may not lock the state row at once (another
+		-- session's check, an operator's or any role's open transaction
+		-- holds it; under REPEATABLE READ or SERIALIZABLE, another session
+		-- updated it since this transaction's snapshot) runs the same checks
+		-- on what it reads, and writes nothing: an ID waits for no other
+		-- transaction.
+		BEGIN
+			SELECT s.node_id, s.system_id, s.database_oid, s.epoch_ms, s."offset", s.started_at INTO me, st_sys, st_db, epoch, st_off, st_started
+				FROM @s@.ulid_flake_state AS s FOR UPDATE NOWAIT;
+		EXCEPTION WHEN lock_not_available OR serialization_failure THEN
+			locked := false;
+			SELECT s.node_id, s.system_id, s.database_oid, s.epoch_ms, s."offset", s.started_at INTO me, st_sys, st_db, epoch, st_off, st_started
+				FROM @s@.ulid_flake_state AS s;
+		END;
+	ELSE
+		SELECT s.node_id, s.system_id, s.database_oid, s.epoch_ms, s."offset", s.started_at INTO me, st_sys, st_db, epoch, st_off, st_started
+			FROM @s@.ulid_flake_state AS s FOR UPDATE;
+	END IF;
 	IF mode = 'verify' AND st_started = started THEN
 		-- Another session verified this node since the server started.
 		RETURN arg = 0 AND (cur_sid IS NOT NULL OR EXISTS (SELECT FROM @s@.ulid_flake_nodes AS n WHERE n.node_id IS DISTINCT FROM me));
@@ -586,7 +604,7 @@ BEGIN
 			-- an unchanged instance), or the row of the instance a copy was
 			-- made from with no other node's beside it. A new node made from a
 			-- copy in a mesh keeps its source's row.
-			IF me IS NOT NULL AND ((mode = 'new' AND NOT changed) OR (mode <> 'new' AND moved)) THEN
+			IF locked AND me IS NOT NULL AND ((mode = 'new' AND NOT changed) OR (mode <> 'new' AND moved)) THEN
 				DELETE FROM @s@.ulid_flake_nodes AS n WHERE n.node_id = me;
 			END IF;
 			me := gen_random_uuid();
@@ -614,10 +632,13 @@ BEGIN
 				USING ERRCODE = '55U03',
 					HINT = 'Publish the application''s tables by name (not FOR ALL TABLES), then ALTER SUBSCRIPTION ... REFRESH PUBLICATION, and run this again.';
 		END IF;
-		IF want_sid IS NOT NULL OR others IS NOT NULL THEN
+		IF mode <> 'verify' AND (want_sid IS NOT NULL OR others IS NOT NULL) THEN
 			-- Columns whose default, or whose domain's default, is the
 			-- stand-alone generator: ulid_flake() or the C extension's
 			-- ulid_flake_next(). A wrapper function or a trigger is not seen.
+			-- Not at the first ID after a start ('verify'): any role that may
+			-- create a publication could stop every table's IDs with a table
+			-- of its own; there ulid_flake() refuses each of its own calls.
 			SELECT string_agg(DISTINCT format('%s.%I.%I', c.relnamespace::regnamespace, c.relname, a.attname), ', ') INTO bad
 			FROM pg_attribute AS a
 			JOIN pg_class AS c ON c.oid = a.attrelid
@@ -641,9 +662,11 @@ BEGIN
 		IF mode IN ('set', 'new') THEN
 			EXECUTE format('CREATE OR REPLACE FUNCTION %I.ulid_flake_node_sid() RETURNS integer LANGUAGE sql STABLE PARALLEL SAFE RETURN %L::integer', schema, want_sid);
 		END IF;
-		UPDATE @s@.ulid_flake_state SET node_id = me;
-		DELETE FROM @s@.ulid_flake_nodes AS n WHERE n.node_id = me;
-		INSERT INTO @s@.ulid_flake_nodes (node_id, sid, system_id, database_oid, timeline, written_at, slots) VALUES (me, want_sid, sys, db, tl, now(), slots);
+		IF locked THEN
+			UPDATE @s@.ulid_flake_state SET node_id = me;
+			DELETE FROM @s@.ulid_flake_nodes AS n WHERE n.node_id = me;
+			INSERT INTO @s@.ulid_flake_nodes (node_id, sid, system_id, database_oid, timeline, written_at, slots) VALUES (me, want_sid, sys, db, tl, now(), slots);
+		END IF;
 	END IF;
 
 	IF drawn IS NOT NULL THEN
@@ -657,9 +680,9 @@ BEGIN
 	-- above ran now. 'epoch' and 'offset' keep the one recorded.
 	checked := CASE WHEN mode IN ('epoch', 'offset') THEN st_started ELSE started END;
 	in_mesh := want_sid IS NOT NULL OR EXISTS (SELECT FROM @s@.ulid_flake_nodes AS n WHERE n.node_id IS DISTINCT FROM me);
-	IF drawn IS NOT NULL OR mode IN ('epoch', 'set', 'new') OR checked IS DISTINCT FROM st_started
+	IF locked AND (drawn IS NOT NULL OR mode IN ('epoch', 'set', 'new') OR checked IS DISTINCT FROM st_started
 		OR in_mesh = EXISTS (SELECT FROM pg_depend AS d WHERE d.classid = 'pg_proc'::regclass AND d.objid = to_regprocedure(format('%I.ulid_flake()', schema))
-			AND d.refclassid = 'pg_class'::regclass AND d.refobjid = to_regclass(format('%I.ulid_flake_seq', schema))) THEN
+			AND d.refclassid = 'pg_class'::regclass AND d.refobjid = to_regclass(format('%I.ulid_flake_seq', schema)))) THEN
 		-- The ID functions, with the offset, the epoch, the SID and the
 		-- server start as constants. On another server start (a restart, a
 		-- promoted replica, a copy) they call ulid_flake_verify first (a cast
@@ -668,7 +691,11 @@ BEGIN
 		-- a SID, or other nodes' rows, ulid_flake() makes no ID: its verify
 		-- refuses (55U04).
 		UPDATE @s@.ulid_flake_state SET started_at = checked, mesh = in_mesh;
-		guard := format('pg_catalog.pg_postmaster_start_time() OPERATOR(pg_catalog.=) %L::timestamp with time zone', checked);
+		-- The start as ISO 8601 in UTC, whatever the caller's DateStyle and
+		-- TimeZone (an abbreviation such as IST is read as another zone's
+		-- before PostgreSQL 18).
+		guard := format('pg_catalog.pg_postmaster_start_time() OPERATOR(pg_catalog.=) %L::timestamp with time zone',
+			to_char(checked AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00"'));
 		x  := format('pg_catalog.mod(pg_catalog.mod(pg_catalog.nextval(%L::regclass), 1048575::bigint) OPERATOR(pg_catalog.+) %s::bigint, 1048575::bigint)',
 			format('%I.ulid_flake_seq', schema), COALESCE(drawn, st_off));
 		ms := format('((pg_catalog.floor(pg_catalog.date_part(%L::text, pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000::double precision)::bigint OPERATOR(pg_catalog.-) %s::bigint)::%I.ulid_flake_timestamp::bigint OPERATOR(pg_catalog.<<) 20)',
@@ -754,8 +781,10 @@ REVOKE EXECUTE ON FUNCTION ulid_flake_node_sync(text, bigint, boolean, uuid, big
 -- again with this start. It returns true, or refuses as the check does
 -- (55U01 to 55U05); called for ulid_flake() (scalable false) on a node
 -- of a mesh, 55U04. The first session after a start runs it under the
--- state's row lock; the others wait for its transaction. Any role may
--- call it, as it may call ulid_flake().
+-- state's row lock and writes the bodies; a session that may not take the
+-- lock at once (another transaction holds it: another check, or any
+-- role's open transaction) runs the same checks without writing, and waits
+-- for none. Any role may call it, as it may call ulid_flake().
 SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.current_schema()) OPERATOR(pg_catalog.||) ', pg_temp', true);
 CREATE FUNCTION ulid_flake_verify(scalable boolean) RETURNS boolean LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path FROM CURRENT
 BEGIN ATOMIC
