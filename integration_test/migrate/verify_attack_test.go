@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ulidflake/ulidflake/internal/pgtest"
@@ -231,14 +232,16 @@ func TestCheckWithoutTheLockStillRefuses(t *testing.T) {
 	}
 }
 
-// TestRestartAfterAPeersSlotWasDroppedMakesIDs: node 1 of a two-node mesh
-// recorded the slot its peer read from; the peer is down for a rebuild, or
-// leaving, and its slot on node 1 was dropped (DROP SUBSCRIPTION on the
-// peer, or pg_drop_replication_slot so that WAL is not kept for it), as
-// operators do. Node 1 restarts before the peer's row is retired: it is the
-// same instance (system, database, timeline), and its first ID must not be
-// refused as a copy of itself (55U01) that may not even adopt its own row.
-func TestRestartAfterAPeersSlotWasDroppedMakesIDs(t *testing.T) {
+// TestRestartAfterAPeersSlotWasDroppedRefusesUntilRetired: node 1 of a
+// two-node mesh recorded the slot its peer read from; the peer is down for
+// a rebuild, or leaving, and its slot on node 1 was dropped (DROP
+// SUBSCRIPTION on the peer, or pg_drop_replication_slot so that WAL is not
+// kept for it). Node 1 restarts before the peer's row is retired: from
+// inside, it looks exactly like a copy of itself started on its own (the
+// same system, database and timeline, none of the slots), so its first ID
+// is refused (55U01), with a hint that names ulid_flake_retire_node; once
+// the operator retires the peer (or it subscribes again), it makes IDs.
+func TestRestartAfterAPeersSlotWasDroppedRefusesUntilRetired(t *testing.T) {
 	t.Parallel()
 	for _, s := range pgtest.Servers(t) {
 		t.Run(s.Name, func(t *testing.T) {
@@ -251,7 +254,14 @@ func TestRestartAfterAPeersSlotWasDroppedMakesIDs(t *testing.T) {
 				UPDATE ulid_flake_nodes SET slots = '{node2_sub}' WHERE node_id = (SELECT node_id FROM ulid_flake_state)`)
 			require.NoError(t, err)
 			unchecked()
-			require.NoError(t, execErr(ctx, app, `INSERT INTO item (v) VALUES (1)`), "the node itself, after a restart")
+			err = execErr(ctx, app, `INSERT INTO item (v) VALUES (1)`)
+			requireState(t, err, "55U01", "without the replication slots its peers read from (node2_sub)")
+			var pgErr *pgconn.PgError
+			require.ErrorAs(t, err, &pgErr)
+			require.Contains(t, pgErr.Hint, "ulid_flake_retire_node", "the hint names the way out")
+			_, err = owner.ExecContext(ctx, `SELECT ulid_flake_retire_node('00000000-0000-4000-8000-000000000002')`)
+			require.NoError(t, err)
+			require.NoError(t, execErr(ctx, app, `INSERT INTO item (v) VALUES (1)`), "the peer retired")
 		})
 	}
 }

@@ -181,12 +181,15 @@ func TestNodesReadsWhatItMay(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		clone := db.Server.NewDB(t)
+		// The state of the template it came from, before the harness's check.
+		_, err := clone.Exec(ctx, `UPDATE ulid_flake_state SET database_oid = 1`)
+		require.NoError(t, err)
 		code, stdout, stderr := itest.RunBin(t, bin, "nodes", "-timeout", "2m", clone.URL)
 		require.Equal(t, 0, code, stderr)
 		require.Regexp(t, `(?m)^1 +`+clone.Name+` +\d+ +public +stand-alone +- +2024-01-01T00:00:00.000Z +\d+ \(drawn on another database: run Migrate\)$`, stdout)
 
 		role := "nodes_" + clone.Name
-		_, err := clone.Exec(ctx, `CREATE ROLE `+role+` LOGIN PASSWORD 'x'`)
+		_, err = clone.Exec(ctx, `CREATE ROLE `+role+` LOGIN PASSWORD 'x'`)
 		require.NoError(t, err)
 		t.Cleanup(func() { _, _ = db.Exec(context.Background(), `DROP ROLE `+role) })
 		u, err := url.Parse(clone.URL)

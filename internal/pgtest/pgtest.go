@@ -264,8 +264,28 @@ func (s *Server) newDB(ctx context.Context) (*DB, func() error, error) {
 		_ = drop()
 		return nil, nil, fmt.Errorf("pgtest: connecting to %s: %w", name, err)
 	}
+	// A clone is a copy of the template's install: its ID functions make no
+	// ID until the node check runs, as Migrate runs it at an application's
+	// start.
+	if _, err := pool.Exec(ctx, checkClone); err != nil {
+		pool.Close()
+		_ = drop()
+		return nil, nil, fmt.Errorf("pgtest: checking the install of %s: %w", name, err)
+	}
 	return &DB{Pool: pool, Server: s, Name: name, URL: dbURL}, func() error { pool.Close(); return drop() }, nil
 }
+
+// checkClone runs ulid_flake_check_node() of every install in the
+// database (migration version 5 on), as Migrate does at start.
+const checkClone = `DO $check$
+DECLARE f regprocedure;
+BEGIN
+	FOR f IN SELECT p.oid::regprocedure FROM pg_catalog.pg_proc AS p
+		WHERE p.proname = 'ulid_flake_check_node' AND p.pronargs = 0 AND p.prorettype = 'pg_catalog.bool'::pg_catalog.regtype LOOP
+		EXECUTE pg_catalog.format('SELECT %s', f);
+	END LOOP;
+END
+$check$`
 
 // MainWithDB is [Main] for test files that a code generator writes and that
 // read their database from a package variable (Bob's factory tests): before

@@ -426,6 +426,9 @@ DECLARE
 	x       text;
 	ms      text;
 	started timestamp with time zone := pg_postmaster_start_time();
+	-- This database: a template copy or a dump restored on the same server
+	-- has the same start, and another database.
+	here    oid := (SELECT d.oid FROM pg_database AS d WHERE d.datname = current_database());
 	locked  boolean := true;
 	st_started timestamp with time zone;
 	slots   text[];
@@ -440,7 +443,7 @@ BEGIN
 	-- ulid_flake_verify's: 'verified' returns whether this server start was
 	-- verified; 'verify' returns whether the node is of a mesh (a SID, or
 	-- other nodes' rows), at once when this start was verified.
-	IF mode IN ('verified', 'verify') AND EXISTS (SELECT FROM @s@.ulid_flake_state AS s WHERE s.started_at = started) THEN
+	IF mode IN ('verified', 'verify') AND EXISTS (SELECT FROM @s@.ulid_flake_state AS s WHERE s.started_at = started AND s.database_oid = here) THEN
 		RETURN mode = 'verified' OR (arg = 0 AND (cur_sid IS NOT NULL OR EXISTS (SELECT FROM @s@.ulid_flake_nodes AS n
 			WHERE n.node_id IS DISTINCT FROM (SELECT s.node_id FROM @s@.ulid_flake_state AS s))));
 	ELSIF mode = 'verified' THEN
@@ -484,7 +487,7 @@ BEGIN
 		SELECT s.node_id, s.system_id, s.database_oid, s.epoch_ms, s."offset", s.started_at INTO me, st_sys, st_db, epoch, st_off, st_started
 			FROM @s@.ulid_flake_state AS s FOR UPDATE;
 	END IF;
-	IF mode = 'verify' AND st_started = started THEN
+	IF mode = 'verify' AND st_started = started AND st_db = here THEN
 		-- Another session verified this node since the server started.
 		RETURN arg = 0 AND (cur_sid IS NOT NULL OR EXISTS (SELECT FROM @s@.ulid_flake_nodes AS n WHERE n.node_id IS DISTINCT FROM me));
 	END IF;
@@ -587,7 +590,7 @@ BEGIN
 				USING ERRCODE = '55U01',
 					DETAIL = 'A pg_basebackup clone or a promoted replica keeps the node''s SID and offset: beside the node it copies, it makes the same IDs.'
 						|| CASE WHEN on_own THEN ' A copy on its source''s timeline may not adopt the node: only a promoted replica does, once the old primary is stopped for good.' ELSE '' END,
-					HINT = CASE WHEN on_own THEN '' ELSE format('If it replaces that node for good (a failover: the old one never writes again), run SELECT %1$I.ulid_flake_adopt_node(). ', schema) END
+					HINT = CASE WHEN on_own THEN format('If this server is that node itself and the slots (%s) were dropped on purpose (a peer rebuilt or leaving), retire those peers (SELECT %I.ulid_flake_retire_node(node)) or subscribe them again. ', lost, schema) ELSE format('If it replaces that node for good (a failover: the old one never writes again), run SELECT %1$I.ulid_flake_adopt_node(). ', schema) END
 						|| format('If it is a new node, drop its inherited subscriptions (ALTER SUBSCRIPTION ... DISABLE, SET (slot_name = NONE), DROP) and run SELECT %1$I.ulid_flake_new_node(sid::integer) with a SID no node uses (docs/deployments.md).', schema);
 		END IF;
 		IF mode = 'verify' AND moved THEN
@@ -680,7 +683,7 @@ BEGIN
 	-- above ran now. 'epoch' and 'offset' keep the one recorded.
 	checked := CASE WHEN mode IN ('epoch', 'offset') THEN st_started ELSE started END;
 	in_mesh := want_sid IS NOT NULL OR EXISTS (SELECT FROM @s@.ulid_flake_nodes AS n WHERE n.node_id IS DISTINCT FROM me);
-	IF locked AND (drawn IS NOT NULL OR mode IN ('epoch', 'set', 'new') OR checked IS DISTINCT FROM st_started
+	IF locked AND (drawn IS NOT NULL OR mode IN ('epoch', 'set', 'new', 'check') OR checked IS DISTINCT FROM st_started
 		OR in_mesh = EXISTS (SELECT FROM pg_depend AS d WHERE d.classid = 'pg_proc'::regclass AND d.objid = to_regprocedure(format('%I.ulid_flake()', schema))
 			AND d.refclassid = 'pg_class'::regclass AND d.refobjid = to_regclass(format('%I.ulid_flake_seq', schema)))) THEN
 		-- The ID functions, with the offset, the epoch, the SID and the
@@ -694,8 +697,11 @@ BEGIN
 		-- The start as ISO 8601 in UTC, whatever the caller's DateStyle and
 		-- TimeZone (an abbreviation such as IST is read as another zone's
 		-- before PostgreSQL 18).
-		guard := format('pg_catalog.pg_postmaster_start_time() OPERATOR(pg_catalog.=) %L::timestamp with time zone',
-			to_char(checked AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00"'));
+		-- With the database's name: a copy on the same server (CREATE
+		-- DATABASE ... TEMPLATE, a restore) has another; a renamed database
+		-- runs the check per ID until the next check (Migrate) writes its new name.
+		guard := format('pg_catalog.pg_postmaster_start_time() OPERATOR(pg_catalog.=) %L::timestamp with time zone AND pg_catalog.current_database() OPERATOR(pg_catalog.=) %L::name',
+			to_char(checked AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00"'), current_database());
 		x  := format('pg_catalog.mod(pg_catalog.mod(pg_catalog.nextval(%L::regclass), 1048575::bigint) OPERATOR(pg_catalog.+) %s::bigint, 1048575::bigint)',
 			format('%I.ulid_flake_seq', schema), COALESCE(drawn, st_off));
 		ms := format('((pg_catalog.floor(pg_catalog.date_part(%L::text, pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000::double precision)::bigint OPERATOR(pg_catalog.-) %s::bigint)::%I.ulid_flake_timestamp::bigint OPERATOR(pg_catalog.<<) 20)',
