@@ -59,9 +59,10 @@ func snapshotOf(t *testing.T, src *database, in install, whole bool) snapshot {
 //     functions and extensions, and the same rows in its tables (and
 //     sequence values when the move is whole; views are the install's
 //     check to read);
-//  2. the defaults make IDs at once (the extension's wait for Migrate
-//     unless dst has an install of its own: it refuses a state recorded
-//     on another system or database, and none);
+//  2. the defaults wait for Migrate unless dst has an install of its own:
+//     the SQL functions' first ID checks the database, and the extension's
+//     call reads the state, and both refuse (55000) a state recorded on
+//     another system or database, and none;
 //  3. migrations.Migrate, as dst's owner, succeeds, and afterwards every
 //     version is recorded, the epoch is the source's, the generator state
 //     names dst's system and database, and ulid_flake()
@@ -89,16 +90,16 @@ func checkMovedFrom(t *testing.T, want snapshot, dst *database, in install, m mo
 	here, _ := state(t, dst)
 	require.Equal(t, m.ownState, here, "the generator state names the new database before Migrate (a move brings another's, or none)")
 
-	// The defaults, before Migrate: the extension's refuses (55000) a
-	// state recorded on another system or database, and none.
-	if err := fillErr(ctx, dst, in, "copy", earlyRows); err != nil || (in.ext && !m.ownState) {
-		if !in.ext || m.ownState {
+	// The defaults, before Migrate: they refuse (55000) a state recorded on
+	// another system or database, and none.
+	if err := fillErr(ctx, dst, in, "copy", earlyRows); err != nil || !m.ownState {
+		if m.ownState {
 			require.NoError(t, err, "the defaults, right after the move")
 		}
 		var pe *pgconn.PgError
-		require.ErrorAs(t, err, &pe, "the extension's default made IDs before Migrate, from another database's state or none")
+		require.ErrorAs(t, err, &pe, "a default made IDs before Migrate, from another database's state or none")
 		require.Equal(t, "55000", pe.Code, "%v", err)
-		t.Logf("the extension's default before Migrate: %v", err)
+		t.Logf("the defaults before Migrate: %v", err)
 	}
 
 	steps, err := migrations.Migrate(ctx, dst.sdb, migrations.WithEpoch(epoch))

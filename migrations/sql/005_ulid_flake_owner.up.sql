@@ -595,7 +595,7 @@ BEGIN
 		END IF;
 		IF mode = 'verify' AND moved THEN
 			RAISE EXCEPTION 'ulid_flake: this database''s state was recorded on system %, database %, and it is now on system %, database % (a restore, a copy or pg_upgrade): it makes no ID with the offset of the database it came from',
-				st_sys, st_db, sys, db
+				COALESCE(st_sys::text, 'unknown (no state row)'), COALESCE(st_db::text, 'unknown'), sys, db
 				USING ERRCODE = '55000',
 					HINT = format('Run migrations.Migrate, or SELECT %I.ulid_flake_check_node() as the install''s owner, which draws a new offset; then make IDs again.', schema);
 		END IF;
