@@ -5,7 +5,7 @@ import "fmt"
 // checkedArgs runs BenchmarkCheckedStart once: reps interleaved
 // repetitions of its two variants.
 func checkedArgs(reps int) []string {
-	return []string{"test", "-run", "^$", "-bench", "^BenchmarkCheckedStart$", "-count", "1", "-benchtime", "3x",
+	return []string{"test", "-run", "^$", "-bench", "^BenchmarkCheckedStart$", "-count", "1", "-benchtime", "2x",
 		"-timeout", "1h", ".", "-args", "-checked-reps", fmt.Sprint(reps)}
 }
 
@@ -22,7 +22,7 @@ func (p *report) checkedCost() {
 		return
 	}
 	p.f("## The server start's check\n\n")
-	p.f("What the first-ID check costs every other ID (`BenchmarkCheckedStart`, `benchmarks/checked_test.go`): a COPY of 200,000 rows into a table whose key defaults to `ulid_flake()`, ")
+	p.f("What the first-ID check costs every other ID (`BenchmarkCheckedStart`, `benchmarks/checked_test.go`): a COPY of 1,000,000 rows into a table whose key defaults to `ulid_flake()`, ")
 	p.f("whose body compares `pg_postmaster_start_time()` with the start its node was checked on before it makes the ID, and into one whose key defaults to the same body without the comparison. ")
 	p.f("%d repetitions, interleaved; ns per row, median (min–max); the ratio is taken repetition by repetition.%s\n\n", q.n, p.aloneNote())
 	ns := func(v float64) string { return fmt.Sprintf("%.0f ns", v) }
