@@ -73,25 +73,10 @@ func TestFirstIDVerifiesTheNode(t *testing.T) {
 		t.Run(s.Name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			dbName := pgtest.UniqueName() + "_verify"
-			role := dbName + "_app"
-			loginRole(t, s, role, dbName)
-			admin := openAs(t, s, "postgres", "")
-			_, err := admin.ExecContext(ctx, `CREATE DATABASE `+dbName)
-			require.NoError(t, err)
-			owner := openAs(t, s, dbName, "")
-			_, err = migrations.Migrate(ctx, owner)
-			require.NoError(t, err)
-			_, err = owner.ExecContext(ctx, `SELECT ulid_flake_set_sid(1);
-				CREATE TABLE item (id bigint PRIMARY KEY DEFAULT ulid_flake_scalable(), v int);
-				GRANT USAGE ON SCHEMA public TO `+role+`; GRANT INSERT, SELECT ON item TO `+role)
-			require.NoError(t, err)
-			app := openAs(t, s, dbName, role)
+			_, owner, app, clear := verifyDB(t, s, "_verify")
 			unchecked := func() {
 				t.Helper()
-				_, err := owner.ExecContext(ctx, `UPDATE ulid_flake_state SET started_at = NULL;
-					SELECT ulid_flake_build("offset") FROM ulid_flake_state`)
-				require.NoError(t, err)
+				clear()
 				require.Equal(t, sql.NullString{}, startedAt(t, owner))
 			}
 			seq := func() (v int64) {
@@ -114,7 +99,7 @@ func TestFirstIDVerifiesTheNode(t *testing.T) {
 			}
 
 			// A copy of this node on another timeline, beside another node's row.
-			_, err = owner.ExecContext(ctx, `INSERT INTO ulid_flake_nodes VALUES ('00000000-0000-4000-8000-000000000002', 2, 1, 1, 1, now());
+			_, err := owner.ExecContext(ctx, `INSERT INTO ulid_flake_nodes VALUES ('00000000-0000-4000-8000-000000000002', 2, 1, 1, 1, now());
 				UPDATE ulid_flake_nodes SET timeline = timeline + 1 WHERE node_id = (SELECT node_id FROM ulid_flake_state)`)
 			require.NoError(t, err)
 			unchecked()
