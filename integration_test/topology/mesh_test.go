@@ -87,30 +87,18 @@ func TestMeshRefusesAPromotedClone(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 			defer cancel()
-			c := pgtest.NewCluster(t, major)
-			nodes := []*pgtest.Node{c.Primary(t, "node1"), c.Primary(t, "node2")}
-			pools := []*pgxpool.Pool{meshNode(t, nodes[0], 1), meshNode(t, nodes[1], 2)}
-			subscribeMesh(t, nodes, pools, 0, 1)
-			announce(t, nodes, pools)
-			// node1 has made IDs: its sequence is past its start.
-			_, err := pools[0].Exec(ctx, `INSERT INTO item (node) SELECT 1 FROM generate_series(1, 2000)`)
-			require.NoError(t, err)
-
-			// The clone. node1's subscription is disabled while the backup
-			// is taken, so that the clone's copy of it starts disabled and
-			// never takes node1's slot on node2.
-			_, err = pools[0].Exec(ctx, `ALTER SUBSCRIPTION node1_from_node2 DISABLE`)
-			require.NoError(t, err)
-			clone := c.Replica(t, "node3", nodes[0])
-			require.NoError(t, pgtest.CaughtUp(ctx, nodes[0], clone))
-			require.NoError(t, clone.Detach(ctx))
-			_, err = pools[0].Exec(ctx, `ALTER SUBSCRIPTION node1_from_node2 ENABLE`)
-			require.NoError(t, err)
+			c, nodes, pools := meshOfTwo(t, ctx, major)
+			var clone *pgtest.Node
+			withoutNode1sSubscription(t, ctx, pools[0], func() {
+				clone = c.Replica(t, "node3", nodes[0])
+				require.NoError(t, pgtest.CaughtUp(ctx, nodes[0], clone))
+				require.NoError(t, clone.Detach(ctx))
+			})
 			require.NoError(t, clone.Promote(ctx))
 			p3 := newPool(t, clone.DB("app"))
 			require.Equal(t, generator(t, pools[0]), generator(t, p3), "the clone has node1's SID and offset")
 			for _, stmt := range []string{`ALTER SUBSCRIPTION node1_from_node2 DISABLE`, `ALTER SUBSCRIPTION node1_from_node2 SET (slot_name = NONE)`, `DROP SUBSCRIPTION node1_from_node2`} {
-				_, err = p3.Exec(ctx, stmt)
+				_, err := p3.Exec(ctx, stmt)
 				require.NoError(t, err, stmt)
 			}
 
@@ -120,7 +108,7 @@ func TestMeshRefusesAPromotedClone(t *testing.T) {
 				requireRefused(t, p3, stmt, node1)
 			}
 			requireRows(t, p3, 2000)
-			err = migrateNode(ctx, clone)
+			err := migrateNode(ctx, clone)
 			require.ErrorIs(t, err, migrations.ErrMesh, "a promoted clone of node1")
 			require.ErrorContains(t, err, fmt.Sprintf("a copy of node %s (SID 1)", node1))
 			require.ErrorContains(t, err, "timeline 1, and is now")
@@ -163,19 +151,9 @@ func TestMeshRefusesACopyStartedOnItsOwn(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 			defer cancel()
-			c := pgtest.NewCluster(t, major)
-			nodes := []*pgtest.Node{c.Primary(t, "node1"), c.Primary(t, "node2")}
-			pools := []*pgxpool.Pool{meshNode(t, nodes[0], 1), meshNode(t, nodes[1], 2)}
-			subscribeMesh(t, nodes, pools, 0, 1)
-			announce(t, nodes, pools)
-			_, err := pools[0].Exec(ctx, `INSERT INTO item (node) SELECT 1 FROM generate_series(1, 2000)`)
-			require.NoError(t, err)
-
-			_, err = pools[0].Exec(ctx, `ALTER SUBSCRIPTION node1_from_node2 DISABLE`)
-			require.NoError(t, err)
-			cp := c.Copy(t, "node3", nodes[0])
-			_, err = pools[0].Exec(ctx, `ALTER SUBSCRIPTION node1_from_node2 ENABLE`)
-			require.NoError(t, err)
+			c, nodes, pools := meshOfTwo(t, ctx, major)
+			var cp *pgtest.Node
+			withoutNode1sSubscription(t, ctx, pools[0], func() { cp = c.Copy(t, "node3", nodes[0]) })
 			p3 := newPool(t, cp.DB("app"))
 			require.Equal(t, generator(t, pools[0]), generator(t, p3), "the copy has node1's SID and offset")
 
@@ -188,7 +166,7 @@ func TestMeshRefusesACopyStartedOnItsOwn(t *testing.T) {
 			}
 			before := seq()
 			for _, p := range pools {
-				_, err = p.Exec(ctx, `CREATE TABLE side (id bigint PRIMARY KEY DEFAULT ulid_flake_scalable(), node int NOT NULL)`)
+				_, err := p.Exec(ctx, `CREATE TABLE side (id bigint PRIMARY KEY DEFAULT ulid_flake_scalable(), node int NOT NULL)`)
 				require.NoError(t, err)
 			}
 			done := make(chan error, 1)
@@ -210,7 +188,7 @@ func TestMeshRefusesACopyStartedOnItsOwn(t *testing.T) {
 			require.NoError(t, <-done)
 			requireRows(t, p3, 2000)
 			require.Equal(t, before, seq(), "the copy drew no sequence value")
-			err = migrateNode(ctx, cp)
+			err := migrateNode(ctx, cp)
 			require.ErrorIs(t, err, migrations.ErrMesh, "a copy of node1 started on its own")
 			require.ErrorContains(t, err, "without the replication slots its peers read from (node2_from_node1)")
 
@@ -227,6 +205,33 @@ func TestMeshRefusesACopyStartedOnItsOwn(t *testing.T) {
 			writeMesh(t, nodes, pools, []int{1, 2, 3}, 2000)
 		})
 	}
+}
+
+// meshOfTwo starts node1 (SID 1) and node2 (SID 2) subscribed to each
+// other, each with the other's row, and node1 having made 2,000 rows: its
+// sequence is past its start.
+func meshOfTwo(t *testing.T, ctx context.Context, major int) (*pgtest.Cluster, []*pgtest.Node, []*pgxpool.Pool) {
+	t.Helper()
+	c := pgtest.NewCluster(t, major)
+	nodes := []*pgtest.Node{c.Primary(t, "node1"), c.Primary(t, "node2")}
+	pools := []*pgxpool.Pool{meshNode(t, nodes[0], 1), meshNode(t, nodes[1], 2)}
+	subscribeMesh(t, nodes, pools, 0, 1)
+	announce(t, nodes, pools)
+	_, err := pools[0].Exec(ctx, `INSERT INTO item (node) SELECT 1 FROM generate_series(1, 2000)`)
+	require.NoError(t, err)
+	return c, nodes, pools
+}
+
+// withoutNode1sSubscription runs copy (a base backup of node1) with
+// node1's subscription disabled, so that the copy's starts disabled and
+// never takes node1's slot on node2.
+func withoutNode1sSubscription(t *testing.T, ctx context.Context, node1 *pgxpool.Pool, copy func()) {
+	t.Helper()
+	_, err := node1.Exec(ctx, `ALTER SUBSCRIPTION node1_from_node2 DISABLE`)
+	require.NoError(t, err)
+	copy()
+	_, err = node1.Exec(ctx, `ALTER SUBSCRIPTION node1_from_node2 ENABLE`)
+	require.NoError(t, err)
 }
 
 // requireRows wants the node's table item to have n rows.
