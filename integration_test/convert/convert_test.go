@@ -189,7 +189,8 @@ func convertHostileNames(t *testing.T, sdb, victim *sql.DB, mallory string, host
 		schema := truncateName(fmt.Sprintf("s%d %s", i, name), 40)
 		table := pgx.Identifier{schema, name}.Sanitize()
 		col := pgx.Identifier{name}.Sanitize()
-		for _, kind := range []string{"serial", "bigint GENERATED ALWAYS AS IDENTITY"} {
+		// A quick run converts each name as one kind of column.
+		for _, kind := range pgtest.Spread([]string{"serial", "bigint GENERATED ALWAYS AS IDENTITY"}, i, 2) {
 			label := fmt.Sprintf("%q %s hostile=%v", name, kind, hostile)
 			_, err := sdb.Exec(`DROP SCHEMA IF EXISTS ` + pgx.Identifier{schema}.Sanitize() + ` CASCADE`)
 			require.NoError(t, err)

@@ -59,7 +59,8 @@ var (
 // TestDumpRestore: each install, dumped with pg_dump in plain, custom and
 // directory formats and restored with psql and pg_restore into a fresh
 // database on the same server, comes back whole and goes on making unique
-// IDs that sort after the old ones (checkMoved).
+// IDs that sort after the old ones (checkMoved). A quick run spreads the
+// ways over the installs (pgtest.Spread).
 func TestDumpRestore(t *testing.T) {
 	t.Parallel()
 	servers := pgtest.Servers(t)
@@ -67,11 +68,13 @@ func TestDumpRestore(t *testing.T) {
 	for _, s := range servers {
 		t.Run(s.Name, func(t *testing.T) {
 			t.Parallel()
-			for _, in := range installs {
+			for i, in := range installs {
 				t.Run(in.name, func(t *testing.T) {
 					t.Parallel()
 					src := sourceDB(t, s, in)
-					for _, r := range []restore{plainPsql, customPgRestore, customNoOwner, customSections, customPsql, directoryJobs} {
+					// A quick run moves each install with a third of the
+					// ways, every way once; CI every install every way.
+					for _, r := range pgtest.Spread(restores, i, len(installs)) {
 						t.Run(r.name, func(t *testing.T) { moveWith(t, src, s, in, r) })
 					}
 				})
@@ -104,6 +107,9 @@ func TestDumpRestoreAcrossVersions(t *testing.T) {
 		}
 	})
 }
+
+// restores are the ways TestDumpRestore moves each install.
+var restores = []restore{plainPsql, customPgRestore, customNoOwner, customSections, customPsql, directoryJobs}
 
 // moveWith moves src to a fresh database on s with r, and checks the move.
 func moveWith(t *testing.T, src *database, s *pgtest.Server, in install, r restore) {

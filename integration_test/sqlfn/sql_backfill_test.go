@@ -3,6 +3,7 @@ package sqlfn_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -30,7 +31,7 @@ func backfillRecipe(t *testing.T) string {
 }
 
 // An old BIGSERIAL table, 200,000 rows over 2 seconds (100 per
-// millisecond, in a shuffled order), copied by the docs' recipe, forced
+// millisecond, in a shuffled order; a quick run 400 milliseconds), copied by the docs' recipe, forced
 // parallel plans and all: every row gets a distinct ID that reads its own
 // millisecond, in Go and in SQL, and IDs sort as the rows' times.
 func TestSQLBackfillRecipe(t *testing.T) {
@@ -38,13 +39,14 @@ func TestSQLBackfillRecipe(t *testing.T) {
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		t.Parallel()
 		ctx := context.Background()
-		_, err := db.Exec(ctx, `CREATE TABLE orders_old (id bigserial PRIMARY KEY, created_at timestamptz NOT NULL, total int NOT NULL);
+		ms := pgtest.Scale(2000, 400)
+		_, err := db.Exec(ctx, fmt.Sprintf(`CREATE TABLE orders_old (id bigserial PRIMARY KEY, created_at timestamptz NOT NULL, total int NOT NULL);
 			INSERT INTO orders_old (created_at, total)
-			SELECT timestamptz '2024-05-01 12:00:00+00' + (g % 2000) * interval '1 millisecond' + (g % 7) * interval '1 microsecond', g
-			FROM generate_series(1, 200000) g ORDER BY random();
+			SELECT timestamptz '2024-05-01 12:00:00+00' + (g %% %d) * interval '1 millisecond' + (g %% 7) * interval '1 microsecond', g
+			FROM generate_series(1, %d) g ORDER BY random();
 			ANALYZE orders_old;
 			SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
-			SET max_parallel_workers_per_gather = 4`)
+			SET max_parallel_workers_per_gather = 4`, ms, 100*ms))
 		require.NoError(t, err)
 		_, err = db.Exec(ctx, backfillRecipe(t))
 		require.NoError(t, err)
@@ -52,7 +54,7 @@ func TestSQLBackfillRecipe(t *testing.T) {
 		var rows, distinct, wrongTime, misordered int64
 		require.NoError(t, db.QueryRow(ctx, `SELECT count(*), count(DISTINCT id),
 			count(*) FILTER (WHERE ulid_flake_time(id) <> date_trunc('milliseconds', created_at)) FROM orders_new`).Scan(&rows, &distinct, &wrongTime))
-		require.Equal(t, int64(200000), rows)
+		require.Equal(t, int64(100*ms), rows)
 		require.Equal(t, rows, distinct, "repeated IDs")
 		require.Zero(t, wrongTime, "IDs whose time is not the row's")
 		// Rows of one millisecond may come in any order; rows of different

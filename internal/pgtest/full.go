@@ -39,3 +39,31 @@ func Heavy(t testing.TB) {
 		t.Skipf("heavy scenario: runs with %s=1, as CI does (.ci/run)", EnvFull)
 	}
 }
+
+// Spread returns the share of all that a quick run runs in round i of n:
+// the elements whose index is i modulo n. With ULIDFLAKE_FULL=1 it returns
+// all. A test that loops over n variants and, in each, over kinds of
+// something spreads the kinds over the variants: a quick run then runs
+// every kind once, CI every pair.
+func Spread[T any](all []T, i, n int) []T {
+	if Full() || n <= 1 {
+		return all
+	}
+	var share []T
+	for j, v := range all {
+		if j%n == i%n {
+			share = append(share, v)
+		}
+	}
+	return share
+}
+
+// Scale returns full with ULIDFLAKE_FULL=1 and quick otherwise: the volume
+// (rows, IDs, rounds) of a test that proves by numbers. CI runs the full
+// volume on every version; a quick run proves the same behaviour smaller.
+func Scale(full, quick int) int {
+	if Full() {
+		return full
+	}
+	return quick
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -116,5 +117,38 @@ func TestOrphansRemoved(t *testing.T) {
 		if _, err := docker.cli.ContainerInspect(ctx, s.ctr.GetContainerID(), client.ContainerInspectOptions{}); err != nil {
 			t.Fatalf("%s: the live server's container was removed: %v", s.Name, err)
 		}
+	}
+}
+
+// TestSpreadCoversEveryKindOnce: a quick run's shares of a loop over n
+// variants hold every kind exactly once; a full run runs every kind in
+// every variant. Scale follows the same switch.
+func TestSpreadCoversEveryKindOnce(t *testing.T) {
+	kinds := []string{"plain", "custom", "no-owner", "sections", "psql", "directory"}
+	t.Setenv(EnvFull, "")
+	var seen []string
+	for i := range 3 {
+		share := Spread(kinds, i, 3)
+		if len(share) != 2 {
+			t.Fatalf("variant %d runs %v, want 2 kinds", i, share)
+		}
+		seen = append(seen, share...)
+	}
+	slices.Sort(seen)
+	if want := slices.Sorted(slices.Values(kinds)); !slices.Equal(seen, want) {
+		t.Fatalf("the shares hold %v, want each of %v once", seen, want)
+	}
+	if got := Spread(kinds, 4, 1); !slices.Equal(got, kinds) {
+		t.Fatalf("one variant runs %v, want every kind", got)
+	}
+	if Scale(100, 10) != 10 {
+		t.Fatal("a quick run's Scale is not the quick volume")
+	}
+	t.Setenv(EnvFull, "1")
+	if got := Spread(kinds, 1, 3); !slices.Equal(got, kinds) {
+		t.Fatalf("a full run's variant runs %v, want every kind", got)
+	}
+	if Scale(100, 10) != 100 {
+		t.Fatal("a full run's Scale is not the full volume")
 	}
 }

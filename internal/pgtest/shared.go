@@ -140,8 +140,12 @@ func runShared(ctx context.Context, img, name string, settings []string) (*Serve
 	opts := []testcontainers.ContainerCustomizer{
 		testcontainers.WithReuseByName(name),
 		tcpostgres.WithDatabase("postgres"),
+		// Ready once the server answers on TCP: the entrypoint's first
+		// server, which runs the init scripts, listens on no TCP port. Not
+		// the log: every binary that reuses the server would read it whole
+		// through Docker, tens of thousands of lines by the end of a run.
 		testcontainers.WithWaitStrategyAndDeadline(startupTimeout,
-			wait.ForLog("database system is ready to accept connections").WithOccurrence(2).WithStartupTimeout(startupTimeout),
+			wait.ForExec([]string{"pg_isready", "-q", "-h", "127.0.0.1", "-p", "5432"}).WithStartupTimeout(startupTimeout),
 			wait.ForListeningPort("5432/tcp").WithStartupTimeout(startupTimeout)),
 		testcontainers.WithEntrypoint("/bin/sh", "-c", script, "sh"),
 		testcontainers.WithEnv(map[string]string{
