@@ -52,7 +52,9 @@ BEGIN
 	-- install writes its state from the first statement after this.
 	SELECT string_agg(format('trigger %I on %s', tg.tgname, c.oid::regclass), ', ' ORDER BY c.relname, tg.tgname) INTO writers
 	FROM pg_trigger AS tg JOIN pg_class AS c ON c.oid = tg.tgrelid
-	WHERE c.relnamespace = nsp AND starts_with(c.relname::text, 'ulid_flake') AND NOT tg.tgisinternal;
+	WHERE c.relnamespace = nsp AND starts_with(c.relname::text, 'ulid_flake') AND NOT tg.tgisinternal
+		-- The install's own (version 5): its function is the install's.
+		AND tg.tgfoid NOT IN (SELECT p.oid FROM pg_proc AS p WHERE p.pronamespace = nsp AND p.proname = 'ulid_flake_nodes_arrived' AND p.pronargs = 0);
 	IF concat(owner, creates, objects, writers) <> '' THEN
 		RAISE EXCEPTION 'ulid_flake: schema % is not the installing role''s (%) alone: %', quote_ident(schema), quote_ident(current_user),
 				concat_ws('; ', owner, creates, objects, writers)

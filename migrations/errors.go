@@ -70,8 +70,8 @@ var (
 	// refusal (the message starts "ulid_flake mesh:"): this database is a
 	// copy (a pg_basebackup clone or a promoted replica: another timeline;
 	// a restore: another system or database) of a node while other nodes'
-	// rows are here, until ulid_flake_new_node(sid) or
-	// ulid_flake_adopt_node() says which it is (55U01); another node's row
+	// rows are here, until ulid_flake_new_node(sid) makes it a node of its
+	// own, with a SID of its own (55U01); another node's row
 	// in ulid_flake_nodes holds this node's SID (55U02); a subscription
 	// copies ulid_flake_state into this database (55U03); or a table that
 	// the node publishes or receives by subscription takes its default

@@ -80,8 +80,8 @@ func (f *verifyFixture) recorded(t *testing.T, what string) {
 // install's owner, runs ulid_flake_verify(false) first: it records this
 // server start, and the row gets an ID with the install's offset; in a
 // session that made IDs before as in a new one. On a node of a mesh
-// (another node's row in ulid_flake_nodes), the INSERT is refused with
-// 55U04 (plain-layout IDs ignore the SID) and writes no row, and
+// (another node's row arrives in ulid_flake_nodes, which clears the
+// start, no check run), the INSERT is refused with 55U04 (plain-layout IDs ignore the SID) and writes no row, and
 // started_at stays cleared; once the other node is retired, IDs are made
 // again. With ulid_flake_verify(boolean) gone, the call fails with 55000
 // naming it.
@@ -119,9 +119,10 @@ func TestExtensionFirstIDVerifiesTheNode(t *testing.T) {
 		require.Equal(t, 4, rows(1))
 		require.Equal(t, off, offsetOf(t, ctx, f.owner), "the offset kept")
 
-		// Another node's row: this node is of a mesh.
+		// Another node's row: this node is of a mesh. Its arrival alone
+		// (as replication writes it; no check run) clears the start.
 		f.exec(t, `INSERT INTO ulid_flake_nodes VALUES ('00000000-0000-4000-8000-000000000009', 9, 1, 1, 1, now())`)
-		f.unchecked(t)
+		require.Nil(t, f.startedAt(t), "another node's row arrived: the node is checked at its next ID")
 		for i, c := range []*pgx.Conn{before, connectAs(t, db, f.app)} {
 			err := insert(c, 2)
 			require.Equal(t, "55U04", sqlState(err), "session %d: %v", i, err)

@@ -78,7 +78,6 @@ func TestCoTenantOfTheInstallSchemaRefused(t *testing.T) {
 		adb := openAs(t, db.Server, name, app)
 		for _, plant := range []string{
 			`ulid_flake_at(t timestamptz) RETURNS bigint`,
-			`ulid_flake_adopt_node() RETURNS void`,
 			`ulid_flake_new_node(sid integer) RETURNS void`,
 			`ulid_flake_retire_node(node uuid) RETURNS void`,
 		} {
@@ -95,7 +94,7 @@ func TestCoTenantOfTheInstallSchemaRefused(t *testing.T) {
 		require.Equal(t, "55U05", sqlCode(err), "%v", err)
 		require.ErrorContains(t, err, app+" may create in it")
 		require.ErrorContains(t, err, "function ids.ulid_flake_at(timestamp with time zone) is owned by "+app)
-		require.ErrorContains(t, err, "function ids.ulid_flake_adopt_node() is owned by "+app)
+		require.ErrorContains(t, err, "function ids.ulid_flake_new_node(integer) is owned by "+app)
 		_, err = migrations.Migrate(ctx, sdb, migrations.WithSchema("ids"))
 		require.ErrorIs(t, err, migrations.ErrForeignOwner)
 		require.ErrorContains(t, err, app+" may create in it")
@@ -196,7 +195,6 @@ var ownerCalls = map[string]struct{ call, want string }{
 	"ulid_flake_set_epoch(bigint, boolean)": {"ulid_flake_set_epoch(1704067200000::bigint, false)", ""},
 	"ulid_flake_set_sid(integer)":           {"ulid_flake_set_sid(5)", ""},
 	"ulid_flake_new_node(integer)":          {"ulid_flake_new_node(6)", ""},
-	"ulid_flake_adopt_node()":               {"ulid_flake_adopt_node()", ""},
 	"ulid_flake_retire_node(uuid)":          {"ulid_flake_retire_node('6f1c0b8e-0000-4000-8000-000000000000'::uuid)", "22023"},
 }
 
@@ -284,7 +282,7 @@ func TestPlantedDefaultedOverloadsChangeNoCall(t *testing.T) {
 			require.NoError(t, err)
 			defer tx.Rollback()
 			for _, f := range all {
-				if plant && f.sig != sig {
+				if plant && f.sig != sig && f.result != "trigger" { // a trigger function takes no arguments, and is called by object id
 					args := f.args
 					if f.name == called {
 						args = f.plain

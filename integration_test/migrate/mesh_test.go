@@ -16,12 +16,15 @@ import (
 
 // TestMeshNodeFunctions: the operator's side of ulid_flake_nodes on one
 // server, with another node's row written by hand as replication would
-// write it. A SID that row holds is refused by ulid_flake_set_sid and by
+// write it. Such a row checks the node before its next ID: ulid_flake()
+// on a node that was alone is refused (55U04), and so is a SID the row
+// holds (55U02). A SID that row holds is refused by ulid_flake_set_sid and by
 // Migrate (ErrMesh) until ulid_flake_retire_node frees it; a copy of this
 // node made on another system (the state's system identifier changed)
-// is refused while that row is here, and ulid_flake_adopt_node keeps its
-// identity and SID and draws a new offset, ulid_flake_new_node gives it a
-// new identity, and keeps the old row; retiring this node's own row, or a
+// is refused while that row is here, with a hint that names
+// ulid_flake_new_node and the retire of the node it copies (no copy keeps
+// its source's SID: there is no adopt), and ulid_flake_new_node gives it a
+// new identity, offset and SID, and keeps the old row; retiring this node's own row, or a
 // node that has none, is 22023. Without another node's row, the same copy
 // is recorded as before (TestMigrateRedrawsOnClones).
 func TestMeshNodeFunctions(t *testing.T) {
@@ -54,8 +57,28 @@ func TestMeshNodeFunctions(t *testing.T) {
 			return
 		}
 
+		// Rows that arrive (by hand here as replication writes them;
+		// topology's tests replicate them) check the node before its next
+		// ID, with no check_node or Migrate run: another node's row makes
+		// this node one of a mesh, where ulid_flake() is refused (55U04);
+		// retired, and the node makes IDs again.
+		const early = "00000000-0000-4000-8000-000000000007"
+		require.NoError(t, exec(`SELECT ulid_flake()`))
+		require.NoError(t, exec(`INSERT INTO ulid_flake_nodes VALUES ($1, 7, 1, 1, 1, now())`, early))
+		refused(exec(`SELECT ulid_flake()`), "55U04", "ignores the node's SID")
+		require.NoError(t, exec(`SELECT ulid_flake_retire_node($1::uuid)`, early))
+		require.NoError(t, exec(`SELECT ulid_flake()`))
+
 		require.NoError(t, exec(`SELECT ulid_flake_set_sid(4)`))
 		me, offset := node()
+		// A row that arrives with this node's SID: its next ID is refused
+		// (55U02), and so is a block.
+		require.NoError(t, exec(`SELECT ulid_flake_scalable()`))
+		require.NoError(t, exec(`INSERT INTO ulid_flake_nodes VALUES ($1, 4, 1, 1, 1, now())`, early))
+		refused(exec(`SELECT ulid_flake_scalable()`), "55U02", "SID 4 is node "+early)
+		refused(exec(`SELECT ulid_flake_block(3)`), "55U02", "SID 4 is node "+early)
+		require.NoError(t, exec(`SELECT ulid_flake_retire_node($1::uuid)`, early))
+		require.NoError(t, exec(`SELECT ulid_flake_scalable()`))
 		var sid sql.NullInt64
 		require.NoError(t, sdb.QueryRowContext(ctx, `SELECT sid FROM ulid_flake_nodes WHERE node_id = $1::uuid`, me).Scan(&sid))
 		require.Equal(t, int64(4), sid.Int64, "this node's row")
@@ -82,23 +105,20 @@ func TestMeshNodeFunctions(t *testing.T) {
 		require.ErrorIs(t, err, migrations.ErrMesh)
 		require.Equal(t, "55U01", sqlCode(err), "%v", err)
 		require.ErrorContains(t, err, "a copy of node "+me+" (SID 4)")
+		var pgErr *pgconn.PgError
+		require.True(t, errors.As(err, &pgErr))
+		require.Contains(t, pgErr.Hint, "ulid_flake_new_node(sid::integer)")
+		require.Contains(t, pgErr.Hint, "ulid_flake_retire_node('"+me+"'::uuid)")
 		refused(exec(`SELECT ulid_flake_set_sid(6)`), "55U01", "a copy of node "+me)
-		require.NoError(t, exec(`SELECT ulid_flake_adopt_node()`))
-		_, err = migrations.Migrate(ctx, sdb)
-		require.NoError(t, err)
-		id, again := node()
-		require.Equal(t, me, id, "adopt keeps the node's identity")
-		require.NotEqual(t, offset, again, "another system: a new offset")
-		require.Equal(t, 2, rows())
-
-		require.NoError(t, exec(`UPDATE ulid_flake_state SET system_id = system_id + 1`))
+		refused(exec(`SELECT ulid_flake_check_node()`), "55U01", "a copy of node "+me)
 		refused(exec(`SELECT ulid_flake_new_node(5)`), "55U02", "SID 5 is node "+other)
 		refused(exec(`SELECT ulid_flake_new_node(NULL)`), "22004", "needs a SID")
 		require.NoError(t, exec(`SELECT ulid_flake_new_node(6)`))
 		_, err = migrations.Migrate(ctx, sdb)
 		require.NoError(t, err)
-		id, _ = node()
+		id, again := node()
 		require.NotEqual(t, me, id, "a new node's identity")
+		require.NotEqual(t, offset, again, "a new node's offset")
 		require.Equal(t, 3, rows(), "the copied node's row stays")
 
 		require.NoError(t, exec(`SELECT ulid_flake_retire_node($1::uuid)`, other))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,9 +22,10 @@ import (
 const meshRows = 10_000
 
 // Two nodes of a mesh given one SID (the operator's mistake, made before
-// they subscribed, so ulid_flake_set_sid saw no other row): the second to
-// start is refused by Migrate (ErrMesh) once the first one's row has
-// reached it, and ulid_flake_set_sid refuses a SID another node's row
+// they subscribed, so ulid_flake_set_sid saw no other row): once the first
+// one's row has reached the second, the second makes no ID (its next
+// insert and block are refused, 55U02, before anyone runs a check) and its
+// Migrate is refused (ErrMesh), and ulid_flake_set_sid refuses a SID another node's row
 // holds. A table published with DEFAULT ulid_flake() is refused too. Once
 // each has a SID of its own, both write and no ID repeats.
 func TestMeshRefusesOneSIDTwice(t *testing.T) {
@@ -41,11 +43,45 @@ func TestMeshRefusesOneSIDTwice(t *testing.T) {
 			pools := []*pgxpool.Pool{meshNode(t, nodes[0], 1), meshNode(t, nodes[1], 1)}
 			subscribeMesh(t, nodes, pools, 0, 1)
 
-			// node1 starts first: its Migrate writes its row, which reaches node2.
+			// node1 starts first: its Migrate writes its row, which reaches
+			// node2, while node2 inserts (one ID a statement, into a table
+			// of its own). The window: what node2 makes with SID 1 from the
+			// end of node1's Migrate until it is refused.
+			_, err := pools[1].Exec(ctx, `CREATE TABLE side (id bigint PRIMARY KEY DEFAULT ulid_flake_scalable(), node int NOT NULL)`)
+			require.NoError(t, err)
+			var after atomic.Int64
+			var migrated atomic.Bool
+			stopped := make(chan error, 1)
+			go func() {
+				for {
+					if _, err := pools[1].Exec(ctx, `INSERT INTO side (node) VALUES (2)`); err != nil {
+						stopped <- err
+						return
+					}
+					if migrated.Load() {
+						after.Add(1)
+					}
+				}
+			}()
 			require.NoError(t, migrateNode(ctx, nodes[0]))
-			waitNodeRows(t, pools[1], 2)
+			t0 := time.Now()
+			migrated.Store(true)
+			err = <-stopped
+			window := time.Since(t0)
 			node1 := nodeID(t, pools[0])
-			err := migrateNode(ctx, nodes[1])
+			var pgErr *pgconn.PgError
+			require.True(t, errors.As(err, &pgErr), "%v", err)
+			require.Equal(t, "55U02", pgErr.Code, "%v", err)
+			require.Contains(t, pgErr.Message, "SID 1 is node "+node1)
+			t.Logf("window: node2 made %d IDs with node1's SID in the %v from node1's Migrate to its refusal (one row's replication)", after.Load(), window.Round(time.Millisecond))
+			waitNodeRows(t, pools[1], 2)
+			// The row's arrival alone (no check, no Migrate on node2) stops
+			// node2's next ID, and node1 goes on.
+			requireRefused(t, pools[1], `INSERT INTO item (node) VALUES (1)`, node1)
+			requireRefused(t, pools[1], `SELECT ulid_flake_block(10)`, node1)
+			_, err = pools[0].Exec(ctx, `SELECT ulid_flake_scalable()`)
+			require.NoError(t, err)
+			err = migrateNode(ctx, nodes[1])
 			require.ErrorIs(t, err, migrations.ErrMesh, "node2 shares node1's SID")
 			require.ErrorContains(t, err, fmt.Sprintf("SID 1 is node %s", node1))
 
@@ -73,10 +109,13 @@ func TestMeshRefusesOneSIDTwice(t *testing.T) {
 }
 
 // A pg_basebackup clone of node1, promoted (a new timeline), keeps node1's
-// SID and offset: Migrate refuses it (ErrMesh), and so does
-// ulid_flake_set_sid, until ulid_flake_new_node(3) gives it a new
-// identity, a new offset and SID 3 (docs/deployments.md). Then the three
-// nodes replicate to each other and write at once, and no ID repeats.
+// SID and offset: its first ID, Migrate (ErrMesh) and ulid_flake_set_sid
+// are refused while node1 and node2 write, until ulid_flake_new_node(3)
+// gives it a new identity, a new offset and SID 3 (docs/deployments.md).
+// This is a failover whose old primary was not stopped, too: no copy
+// takes its source's SID over, so there is nothing to adopt. Then the
+// three nodes replicate to each other and write at once, and no ID
+// repeats.
 func TestMeshRefusesAPromotedClone(t *testing.T) {
 	t.Parallel()
 	for _, major := range pgtest.TopologyVersions(t) {
@@ -102,17 +141,24 @@ func TestMeshRefusesAPromotedClone(t *testing.T) {
 				require.NoError(t, err, stmt)
 			}
 
-			// Nobody checks the clone: its first ID checks it.
+			// Nobody checks the clone: its first ID checks it, while node1
+			// (a failover's old primary that nobody stopped) and node2 write.
 			node1 := nodeID(t, pools[0])
-			for _, stmt := range []string{`INSERT INTO item (node) VALUES (1)`, `SELECT ulid_flake_block(10)`} {
-				requireRefused(t, p3, stmt, node1)
-			}
+			var err error
+			whilePeersWrite(t, ctx, pools, func() {
+				for _, stmt := range []string{`INSERT INTO item (node) VALUES (1)`, `SELECT ulid_flake_block(10)`, `SELECT ulid_flake_scalable()`,
+					`SELECT ulid_flake_check_node()`, `SELECT ulid_flake_set_sid(3)`} {
+					requireRefused(t, p3, stmt, node1)
+				}
+				err = migrateNode(ctx, clone)
+			})
 			requireRows(t, p3, 2000)
-			err := migrateNode(ctx, clone)
 			require.ErrorIs(t, err, migrations.ErrMesh, "a promoted clone of node1")
 			require.ErrorContains(t, err, fmt.Sprintf("a copy of node %s (SID 1)", node1))
 			require.ErrorContains(t, err, "timeline 1, and is now")
-			requireRefused(t, p3, `SELECT ulid_flake_set_sid(3)`, node1)
+			var pgErr *pgconn.PgError
+			require.True(t, errors.As(err, &pgErr))
+			require.Contains(t, pgErr.Hint, fmt.Sprintf("ulid_flake_retire_node('%s'::uuid)", node1), "a failover frees the old SID by retiring, not adopting")
 			requireRefused(t, p3, `SELECT ulid_flake_new_node(2)`, nodeID(t, pools[1]))
 
 			_, err = p3.Exec(ctx, `SELECT ulid_flake_new_node(3)`)
@@ -138,8 +184,8 @@ func TestMeshRefusesAPromotedClone(t *testing.T) {
 // standby, no promotion) keeps node1's system, database, timeline, SID
 // and offset, but none of the replication slots node2 reads node1's
 // changes from. Its first ID checks it: refused (55U01) while node1 and
-// node2 go on inserting, and so is ulid_flake_adopt_node(), since node1
-// may still write; ulid_flake_new_node(3) makes it a node of its own.
+// node2 go on inserting; ulid_flake_new_node(3) makes it a node of its own.
+// (There is no adopt: no copy takes its source's SID over.)
 // No ID is made on two nodes.
 func TestMeshRefusesACopyStartedOnItsOwn(t *testing.T) {
 	t.Parallel()
@@ -165,27 +211,12 @@ func TestMeshRefusesACopyStartedOnItsOwn(t *testing.T) {
 				return
 			}
 			before := seq()
-			for _, p := range pools {
-				_, err := p.Exec(ctx, `CREATE TABLE side (id bigint PRIMARY KEY DEFAULT ulid_flake_scalable(), node int NOT NULL)`)
-				require.NoError(t, err)
-			}
-			done := make(chan error, 1)
-			go func() {
-				for range 20 {
-					for i, p := range pools {
-						if _, err := p.Exec(ctx, `INSERT INTO side (node) SELECT $1 FROM generate_series(1, 100)`, i+1); err != nil {
-							done <- err
-							return
-						}
-					}
+			whilePeersWrite(t, ctx, pools, func() {
+				for _, stmt := range []string{`INSERT INTO item (node) VALUES (1)`, `SELECT ulid_flake_scalable()`, `SELECT ulid_flake_block(10)`,
+					`SELECT ulid_flake_check_node()`, `SELECT ulid_flake_set_sid(3)`} {
+					requireRefused(t, p3, stmt, node1)
 				}
-				done <- nil
-			}()
-			for _, stmt := range []string{`INSERT INTO item (node) VALUES (1)`, `SELECT ulid_flake_scalable()`, `SELECT ulid_flake_block(10)`,
-				`SELECT ulid_flake_check_node()`, `SELECT ulid_flake_adopt_node()`, `SELECT ulid_flake_set_sid(3)`} {
-				requireRefused(t, p3, stmt, node1)
-			}
-			require.NoError(t, <-done)
+			})
 			requireRows(t, p3, 2000)
 			require.Equal(t, before, seq(), "the copy drew no sequence value")
 			err := migrateNode(ctx, cp)
@@ -232,6 +263,31 @@ func withoutNode1sSubscription(t *testing.T, ctx context.Context, node1 *pgxpool
 	copy()
 	_, err = node1.Exec(ctx, `ALTER SUBSCRIPTION node1_from_node2 ENABLE`)
 	require.NoError(t, err)
+}
+
+// whilePeersWrite runs try while every pool inserts 2,000 rows into a
+// table side of its own (made here, after any copy was taken), 100 a
+// statement, its SID in column node.
+func whilePeersWrite(t *testing.T, ctx context.Context, pools []*pgxpool.Pool, try func()) {
+	t.Helper()
+	for _, p := range pools {
+		_, err := p.Exec(ctx, `CREATE TABLE side (id bigint PRIMARY KEY DEFAULT ulid_flake_scalable(), node int NOT NULL)`)
+		require.NoError(t, err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		for range 20 {
+			for i, p := range pools {
+				if _, err := p.Exec(ctx, `INSERT INTO side (node) SELECT $1 FROM generate_series(1, 100)`, i+1); err != nil {
+					done <- err
+					return
+				}
+			}
+		}
+		done <- nil
+	}()
+	try()
+	require.NoError(t, <-done)
 }
 
 // requireRows wants the node's table item to have n rows.

@@ -45,7 +45,7 @@ END
 $check$;
 
 DROP FUNCTION ulid_flake_at(timestamp with time zone), ulid_flake_block(integer), ulid_flake_encode(bigint, text), ulid_flake_decode(text, text),
-	ulid_flake_set_epoch(bigint, boolean), ulid_flake_set_sid(integer), ulid_flake_new_node(integer), ulid_flake_adopt_node(), ulid_flake_retire_node(uuid);
+	ulid_flake_set_epoch(bigint, boolean), ulid_flake_set_sid(integer), ulid_flake_new_node(integer), ulid_flake_retire_node(uuid);
 ALTER DOMAIN ulid_flake_timestamp RENAME CONSTRAINT "ulid_flake: clock outside the epoch range (ulid_flake_epoch_ms)"
 	TO "ulid_flake: clock outside the epoch range (ulid_flake.epoch_ms)";
 ALTER DOMAIN ulid_flake_sid RENAME CONSTRAINT "no SID: give ulid_flake_scalable(sid) or ulid_flake_set_sid(n)"
@@ -138,5 +138,6 @@ DROP DOMAIN ulid_flake_verified;
 DROP FUNCTION ulid_flake_verify(boolean), ulid_flake_node_sync(text, bigint, boolean, uuid, bigint, integer), ulid_flake_out_of_range(timestamp with time zone, bigint),
 	ulid_flake_epoch_ms(), ulid_flake_node_sid(), ulid_flake_settings(text);
 DROP TABLE ulid_flake_nodes;
+DROP FUNCTION ulid_flake_nodes_arrived();
 ALTER TABLE ulid_flake_state DROP COLUMN epoch_ms, DROP COLUMN node_id, DROP COLUMN started_at, DROP COLUMN mesh;
 DROP FUNCTION ulid_flake_alone(name);

@@ -84,7 +84,9 @@ BEGIN
 	-- install writes its state from the first statement after this.
 	SELECT string_agg(format('trigger %I on %s', tg.tgname, c.oid::regclass), ', ' ORDER BY c.relname, tg.tgname) INTO writers
 	FROM pg_trigger AS tg JOIN pg_class AS c ON c.oid = tg.tgrelid
-	WHERE c.relnamespace = nsp AND starts_with(c.relname::text, 'ulid_flake') AND NOT tg.tgisinternal;
+	WHERE c.relnamespace = nsp AND starts_with(c.relname::text, 'ulid_flake') AND NOT tg.tgisinternal
+		-- The install's own (version 5): its function is the install's.
+		AND tg.tgfoid NOT IN (SELECT p.oid FROM pg_proc AS p WHERE p.pronamespace = nsp AND p.proname = 'ulid_flake_nodes_arrived' AND p.pronargs = 0);
 	IF concat(owner, creates, objects, writers) <> '' THEN
 		RAISE EXCEPTION 'ulid_flake: schema % is not the installing role''s (%) alone: %', quote_ident(schema), quote_ident(current_user),
 				concat_ws('; ', owner, creates, objects, writers)
@@ -375,21 +377,25 @@ REVOKE ALL ON TABLE ulid_flake_nodes FROM PUBLIC;
 -- * 'check', 'verify' (ulid_flake_verify: as 'check', but another system
 --   or database is refused, 55000, instead of drawn a new offset, and it
 --   returns at once when another session verified this server start),
---   'set' (SID arg), 'new' (SID arg), 'adopt', 'retire' (node):
+--   'set' (SID arg), 'new' (SID arg), 'retire' (node):
 --   the mesh, refused with "ulid_flake mesh:" and one SQLSTATE each:
 --   55U01 the instance is not the one this node's row recorded (another
 --     system or database; another timeline: a promoted replica or a clone;
 --     none of the slots its peers read from: a copy started as a server of
---     its own) while other nodes' rows are here, until 'adopt' (it
---     replaces that node; refused on a copy that kept the timeline, whose
---     source may still write) or 'new' (a new identity, offset and SID);
+--     its own) while other nodes' rows are here, until 'new' (a new
+--     identity, offset and SID). A copy never takes its source's SID over,
+--     failover or not: nothing here can see whether the source still
+--     writes. Its SID is free again once 'retire' deletes its row;
 --     with no other node's row, another system or database gets a new
 --     identity and offset, another timeline keeps both;
 --   55U02 another node's row holds the SID;
 --   55U03 a subscription copies ulid_flake_state here;
 --   55U04 a replicated column's default is ulid_flake(), which ignores
 --     the SID, while the node has one or other nodes' rows are here.
---   Then it writes this node's row.
+--   Then it writes this node's row;
+-- * 'arrived' (the trigger ulid_flake_nodes_arrived): another node's row
+--   arrived; nothing is checked or refused, and the ID functions are
+--   written to run the node's check ('verify') before their next ID.
 -- It returns true when it drew a new offset. Its body holds the install
 -- schema as a quoted literal (@schema@) and identifier (@s@), put in one
 -- pass: neither is read again.
@@ -462,8 +468,9 @@ BEGIN
 			AND a.privilege_type IN ('INSERT', 'UPDATE', 'DELETE', 'TRUNCATE', 'TRIGGER')
 			AND (c.relkind <> 'S' OR a.privilege_type = 'UPDATE')
 		UNION ALL SELECT format('trigger %I on %s.%I', tg.tgname, c.relnamespace::regnamespace, c.relname)
-		FROM pg_trigger AS tg JOIN pg_class AS c ON c.oid = tg.tgrelid WHERE tg.tgrelid IN (to_regclass(format('%I.ulid_flake_state', schema)), to_regclass(format('%I.ulid_flake_nodes', schema))) AND NOT tg.tgisinternal) AS w;
-	IF bad IS NOT NULL THEN
+		FROM pg_trigger AS tg JOIN pg_class AS c ON c.oid = tg.tgrelid WHERE tg.tgrelid IN (to_regclass(format('%I.ulid_flake_state', schema)), to_regclass(format('%I.ulid_flake_nodes', schema))) AND NOT tg.tgisinternal
+			AND tg.tgfoid IS DISTINCT FROM to_regprocedure(format('%I.ulid_flake_nodes_arrived()', schema))) AS w;
+	IF bad IS NOT NULL AND mode <> 'arrived' THEN
 		RAISE EXCEPTION 'ulid_flake: what the ID functions read is written by the install''s owner alone, not here: %', bad
 			USING ERRCODE = '42501',
 				HINT = 'REVOKE INSERT, UPDATE, DELETE, TRUNCATE, TRIGGER on these tables (UPDATE on the sequence) from the roles named, drop the triggers named, and run it again.';
@@ -536,6 +543,11 @@ BEGIN
 			RAISE EXCEPTION 'ulid_flake: offset % not in 0..1048574', arg USING ERRCODE = '22003';
 		END IF;
 		drawn := arg;
+	ELSIF mode = 'arrived' THEN
+		-- Nothing is checked here (it runs in replication's apply, which
+		-- must not fail): the bodies are written to check the node at
+		-- their next ID, below.
+		NULL;
 	ELSIF mode = 'retire' THEN
 		IF node = me THEN
 			RAISE EXCEPTION 'ulid_flake_retire_node: node % is this one', node USING ERRCODE = '22023',
@@ -580,18 +592,17 @@ BEGIN
 		END IF;
 		changed := moved OR lost IS NOT NULL OR COALESCE(own AND (own_sys <> sys OR own_db <> db OR own_tl <> tl), false);
 		-- A copy that kept the timeline (started as a server of its own, not
-		-- promoted) may not adopt: its source may still write.
+		-- promoted), or this very node whose peers' slots were dropped.
 		on_own := lost IS NOT NULL AND NOT moved AND COALESCE(own_tl = tl, false);
-		IF changed AND others IS NOT NULL AND (mode NOT IN ('new', 'adopt') OR (mode = 'adopt' AND on_own)) THEN
+		IF changed AND others IS NOT NULL AND mode <> 'new' THEN
 			RAISE EXCEPTION 'ulid_flake mesh: this database is a copy of node % (SID %), which was system %, database %, timeline %, and is now system %, database %, timeline %; other nodes write here (%)',
 				COALESCE(me::text, 'unknown'), COALESCE(own_sid::text, 'none'), COALESCE(own_sys, st_sys), COALESCE(own_db, st_db),
 				COALESCE(own_tl::text, 'unknown'), sys, db,
 				tl::text || CASE WHEN lost IS NOT NULL THEN format(', without the replication slots its peers read from (%s)', lost) ELSE '' END, others
 				USING ERRCODE = '55U01',
-					DETAIL = 'A pg_basebackup clone or a promoted replica keeps the node''s SID and offset: beside the node it copies, it makes the same IDs.'
-						|| CASE WHEN on_own THEN ' A copy on its source''s timeline may not adopt the node: only a promoted replica does, once the old primary is stopped for good.' ELSE '' END,
-					HINT = CASE WHEN on_own THEN format('If this server is that node itself and the slots (%s) were dropped on purpose (a peer rebuilt or leaving), retire those peers (SELECT %I.ulid_flake_retire_node(node)) or subscribe them again. ', lost, schema) ELSE format('If it replaces that node for good (a failover: the old one never writes again), run SELECT %1$I.ulid_flake_adopt_node(). ', schema) END
-						|| format('If it is a new node, drop its inherited subscriptions (ALTER SUBSCRIPTION ... DISABLE, SET (slot_name = NONE), DROP) and run SELECT %1$I.ulid_flake_new_node(sid::integer) with a SID no node uses (docs/deployments.md).', schema);
+					DETAIL = 'A pg_basebackup clone or a promoted replica keeps the node''s SID and offset: beside the node it copies, it makes the same IDs. Nothing here can see whether that node still writes, so a copy never takes its SID over, not even in a failover.',
+					HINT = CASE WHEN on_own THEN format('If this server is that node itself and the slots (%s) were dropped on purpose (a peer rebuilt or leaving), retire those peers (SELECT %I.ulid_flake_retire_node(node)) or subscribe them again. ', lost, schema) ELSE '' END
+						|| format('Make it a node of its own: SELECT %1$I.ulid_flake_new_node(sid::integer) with a SID no node uses; a copy beside a source that goes on drops its inherited subscriptions first (ALTER SUBSCRIPTION ... DISABLE, SET (slot_name = NONE), DROP). Once node %2$s is gone for good (a failover, an upgrade), SELECT %1$I.ulid_flake_retire_node(%3$L::uuid) on any node frees its SID (docs/deployments.md).', schema, COALESCE(me::text, 'unknown'), me);
 		END IF;
 		IF mode = 'verify' AND moved THEN
 			RAISE EXCEPTION 'ulid_flake: this database''s state was recorded on system %, database %, and it is now on system %, database % (a restore, a copy or pg_upgrade): it makes no ID with the offset of the database it came from',
@@ -602,7 +613,7 @@ BEGIN
 		IF mode = 'new' OR moved THEN
 			drawn := floor(random() * 1048575)::bigint;
 		END IF;
-		IF mode = 'new' OR (moved AND mode <> 'adopt') OR me IS NULL THEN
+		IF mode = 'new' OR moved OR me IS NULL THEN
 			-- The old row goes when it is this node's own (a new identity for
 			-- an unchanged instance), or the row of the instance a copy was
 			-- made from with no other node's beside it. A new node made from a
@@ -681,9 +692,9 @@ BEGIN
 	END IF;
 	-- The server start since which this node is known: the identity checks
 	-- above ran now. 'epoch' and 'offset' keep the one recorded.
-	checked := CASE WHEN mode IN ('epoch', 'offset') THEN st_started ELSE started END;
+	checked := CASE WHEN mode IN ('epoch', 'offset') THEN st_started WHEN mode = 'arrived' THEN NULL ELSE started END;
 	in_mesh := want_sid IS NOT NULL OR EXISTS (SELECT FROM @s@.ulid_flake_nodes AS n WHERE n.node_id IS DISTINCT FROM me);
-	IF locked AND (drawn IS NOT NULL OR mode IN ('epoch', 'set', 'new', 'check') OR checked IS DISTINCT FROM st_started
+	IF locked AND (drawn IS NOT NULL OR mode IN ('epoch', 'set', 'new', 'check', 'arrived') OR checked IS DISTINCT FROM st_started
 		OR in_mesh = EXISTS (SELECT FROM pg_depend AS d WHERE d.classid = 'pg_proc'::regclass AND d.objid = to_regprocedure(format('%I.ulid_flake()', schema))
 			AND d.refclassid = 'pg_class'::regclass AND d.refobjid = to_regclass(format('%I.ulid_flake_seq', schema)))) THEN
 		-- The ID functions, with the offset, the epoch, the SID and the
@@ -733,9 +744,9 @@ $create$;
 -- ulid_flake_set_sid(sid) fixes the SID ulid_flake_scalable() uses when
 -- its call gives none (NULL: none; such a call is refused, 23514).
 -- ulid_flake_new_node(sid): this database is a new node (a clone turned
--- writer). ulid_flake_adopt_node(): this instance replaces the node it
--- recorded (a failover): it keeps its identity, SID and offset (a new
--- offset on another system or database). ulid_flake_retire_node(node)
+-- writer, a promoted replica, an upgraded server: a copy never keeps its
+-- source's SID in a mesh, whether or not the source still writes).
+-- ulid_flake_retire_node(node)
 -- deletes the row of a node that has left the mesh for good (22023 for
 -- this node's own, or none), which frees its SID. They keep search_path
 -- = the install schema, pg_temp (SET ... FROM CURRENT) for current_schema().
@@ -765,18 +776,13 @@ BEGIN ATOMIC
 	SELECT ulid_flake_alone(pg_catalog.current_schema());
 	SELECT ulid_flake_node_sync('new'::text, sid::bigint, false, NULL::uuid, ulid_flake_epoch_ms(), ulid_flake_node_sid());
 END;
-CREATE FUNCTION ulid_flake_adopt_node() RETURNS void LANGUAGE sql VOLATILE SET search_path FROM CURRENT
-BEGIN ATOMIC
-	SELECT ulid_flake_alone(pg_catalog.current_schema());
-	SELECT ulid_flake_node_sync('adopt'::text, NULL::bigint, false, NULL::uuid, ulid_flake_epoch_ms(), ulid_flake_node_sid());
-END;
 CREATE FUNCTION ulid_flake_retire_node(node uuid) RETURNS void LANGUAGE sql VOLATILE SET search_path FROM CURRENT
 BEGIN ATOMIC
 	SELECT ulid_flake_alone(pg_catalog.current_schema());
 	SELECT ulid_flake_node_sync('retire'::text, NULL::bigint, false, node, ulid_flake_epoch_ms(), ulid_flake_node_sid());
 END;
 REVOKE EXECUTE ON FUNCTION ulid_flake_node_sync(text, bigint, boolean, uuid, bigint, integer), ulid_flake_set_epoch(bigint, boolean),
-	ulid_flake_set_sid(integer), ulid_flake_new_node(integer), ulid_flake_adopt_node(), ulid_flake_retire_node(uuid) FROM PUBLIC;
+	ulid_flake_set_sid(integer), ulid_flake_new_node(integer), ulid_flake_retire_node(uuid) FROM PUBLIC;
 
 -- ulid_flake_verify(scalable): what the ID functions call first on a
 -- server start other than the one their bodies were written on (a
@@ -810,6 +816,39 @@ GRANT EXECUTE ON FUNCTION ulid_flake_verify(boolean) TO PUBLIC;
 -- function of the install by name.
 CREATE DOMAIN ulid_flake_verified AS boolean
 	CONSTRAINT "ulid_flake: checked at the first ID after a server start" CHECK (ulid_flake_verify(VALUE));
+
+-- ulid_flake_nodes_arrived(): a row of another node arrives in
+-- ulid_flake_nodes (a peer's, by logical replication: the trigger fires in
+-- replication's apply too, ENABLE ALWAYS; or written by hand, or by a
+-- restore) on a node that did not count itself one of a mesh, or with this
+-- node's SID. Then the ID functions check the node before their next ID
+-- (ulid_flake_node_sync's 'arrived'), as after a restart: ulid_flake()
+-- refuses (55U04), and so does a SID another node holds (55U02), without
+-- waiting for the next check_node or Migrate. It never fails the write
+-- that fired it (a failed apply would stop replication): it warns instead.
+-- Its body names the install schema as an identifier (@s@), put in once.
+DO $create$
+BEGIN
+	EXECUTE pg_catalog.format($c$CREATE FUNCTION %I.ulid_flake_nodes_arrived() RETURNS trigger
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS %L$c$,
+		pg_catalog.current_schema(), pg_catalog.replace($f$
+BEGIN
+	IF EXISTS (SELECT FROM @s@.ulid_flake_state AS s WHERE s.node_id IS DISTINCT FROM NEW.node_id
+			AND (s.mesh IS NOT TRUE OR NEW.sid = @s@.ulid_flake_node_sid())) THEN
+		PERFORM @s@.ulid_flake_node_sync('arrived', NULL, false, NEW.node_id, @s@.ulid_flake_epoch_ms(), @s@.ulid_flake_node_sid());
+	END IF;
+	RETURN NULL;
+EXCEPTION WHEN OTHERS THEN
+	RAISE WARNING 'ulid_flake: the row of node % arrived, and the ID functions could not be set to check this node before their next ID: %', NEW.node_id, SQLERRM
+		USING HINT = 'Run ulid_flake_check_node() (or Migrate) on this node now.';
+	RETURN NULL;
+END
+$f$, '@s@', pg_catalog.quote_ident(pg_catalog.current_schema())));
+END
+$create$;
+REVOKE EXECUTE ON FUNCTION ulid_flake_nodes_arrived() FROM PUBLIC;
+CREATE TRIGGER ulid_flake_nodes_arrived AFTER INSERT ON ulid_flake_nodes FOR EACH ROW EXECUTE FUNCTION ulid_flake_nodes_arrived();
+ALTER TABLE ulid_flake_nodes ENABLE ALWAYS TRIGGER ulid_flake_nodes_arrived;
 
 -- This node's row, and the ID functions: with a new offset on a database
 -- the state was not recorded on, else with the recorded one.
