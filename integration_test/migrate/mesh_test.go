@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -175,4 +176,90 @@ func TestMeshDownRemovesTheNodes(t *testing.T) {
 			require.Equal(t, 1, rows, "this node's row, again")
 		})
 	}
+}
+
+// TestArrivingRowIsNotLost attacks the trigger that checks the node when
+// another node's row arrives (ulid_flake_nodes_arrived): a row whose SID
+// changes to this node's by UPDATE is seen as an INSERT is; a lock it
+// cannot take fails the write (not under the writer's lock_timeout,
+// which the trigger does not inherit: it fails only when the writer's
+// statement is cancelled, 57014) instead of losing the arrival with a warning;
+// and a trigger that a data-only restore's ENABLE TRIGGER ALL left
+// firing outside replication only, or that its owner disabled or dropped,
+// is put back, enabled ALWAYS, by Migrate.
+func TestArrivingRowIsNotLost(t *testing.T) {
+	t.Parallel()
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		sdb := itest.StdDB(t, db)
+		_, err := migrations.Migrate(ctx, sdb)
+		require.NoError(t, err)
+		exec := func(stmt string, args ...any) error {
+			_, err := sdb.ExecContext(ctx, stmt, args...)
+			return err
+		}
+		code := func(err error) string {
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) {
+				return pgErr.Code
+			}
+			return fmt.Sprint(err)
+		}
+		enabled := func() (e string) {
+			require.NoError(t, sdb.QueryRowContext(ctx, `SELECT coalesce(string_agg(tgenabled::text, ','), '') FROM pg_trigger
+				WHERE tgrelid = 'ulid_flake_nodes'::regclass AND tgname = 'ulid_flake_nodes_arrived'`).Scan(&e))
+			return
+		}
+		require.NoError(t, exec(`SELECT ulid_flake_set_sid(4)`))
+		require.Equal(t, "A", enabled(), "fires in replication's apply too")
+
+		const other = "00000000-0000-4000-8000-000000000009"
+		require.NoError(t, exec(`INSERT INTO ulid_flake_nodes VALUES ($1, 9, 1, 1, 1, now())`, other))
+		require.NoError(t, exec(`SELECT ulid_flake_scalable()`))
+		require.NoError(t, exec(`UPDATE ulid_flake_nodes SET sid = 4 WHERE node_id = $1`, other))
+		require.Equal(t, "55U02", code(exec(`SELECT ulid_flake_scalable()`)), "a SID changed to this node's by UPDATE")
+		require.NoError(t, exec(`SELECT ulid_flake_retire_node($1::uuid)`, other))
+		require.NoError(t, exec(`SELECT ulid_flake_scalable()`))
+
+		// Another transaction holds the state's row lock (as the first ID
+		// after a start does, to its end): the write waits or fails; it
+		// never goes through with the arrival lost.
+		holder, err := sdb.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		_, err = holder.ExecContext(ctx, `SELECT FROM ulid_flake_state FOR UPDATE`)
+		require.NoError(t, err)
+		conn, err := sdb.Conn(ctx)
+		require.NoError(t, err)
+		defer conn.Close()
+		_, err = conn.ExecContext(ctx, `SET lock_timeout = '100ms'; SET statement_timeout = '600ms'`)
+		require.NoError(t, err)
+		_, err = conn.ExecContext(ctx, `INSERT INTO ulid_flake_nodes VALUES ($1, 4, 1, 1, 1, now())`, other)
+		require.Equal(t, "57014", code(err), "the write waits past lock_timeout (not the trigger's), and fails when cancelled: %v", err)
+		_, err = conn.ExecContext(ctx, `RESET lock_timeout; RESET statement_timeout`)
+		require.NoError(t, err)
+		require.NoError(t, holder.Rollback())
+		var rows int
+		require.NoError(t, sdb.QueryRowContext(ctx, `SELECT count(*) FROM ulid_flake_nodes WHERE node_id = $1`, other).Scan(&rows))
+		require.Zero(t, rows, "no write went through without its check")
+		require.NoError(t, exec(`SELECT ulid_flake_scalable()`))
+
+		// What a data-only restore does, and an owner's DISABLE or DROP.
+		for _, stmt := range []string{
+			`ALTER TABLE ulid_flake_nodes DISABLE TRIGGER ALL; ALTER TABLE ulid_flake_nodes ENABLE TRIGGER ALL`,
+			`ALTER TABLE ulid_flake_nodes DISABLE TRIGGER ulid_flake_nodes_arrived`,
+			`DROP TRIGGER ulid_flake_nodes_arrived ON ulid_flake_nodes`,
+		} {
+			require.NoError(t, exec(stmt))
+			require.NotEqual(t, "A", enabled(), stmt)
+			_, err = migrations.Migrate(ctx, sdb)
+			require.NoError(t, err, stmt)
+			require.Equal(t, "A", enabled(), "Migrate puts it back after %s", stmt)
+		}
+		_, err = conn.ExecContext(ctx, `SET session_replication_role = replica`)
+		require.NoError(t, err)
+		_, err = conn.ExecContext(ctx, `INSERT INTO ulid_flake_nodes VALUES ($1, 4, 1, 1, 1, now())`, other)
+		require.NoError(t, err)
+		require.Equal(t, "55U02", code(exec(`SELECT ulid_flake_scalable()`)), "an arrival in replication's role, after the repair")
+	})
 }

@@ -676,6 +676,15 @@ BEGIN
 		IF mode IN ('set', 'new') THEN
 			EXECUTE format('CREATE OR REPLACE FUNCTION %I.ulid_flake_node_sid() RETURNS integer LANGUAGE sql STABLE PARALLEL SAFE RETURN %L::integer', schema, want_sid);
 		END IF;
+		IF locked AND mode IN ('check', 'set', 'new') AND NOT EXISTS (SELECT FROM pg_trigger AS tg
+				WHERE tg.tgrelid = to_regclass(format('%I.ulid_flake_nodes', schema)) AND tg.tgname = 'ulid_flake_nodes_arrived'
+					AND tg.tgfoid = to_regprocedure(format('%I.ulid_flake_nodes_arrived()', schema)) AND tg.tgenabled = 'A') THEN
+			-- The trigger that checks the node when another node's row
+			-- arrives, as ulid_flake_nodes_arrived's comment says.
+			EXECUTE format('DROP TRIGGER IF EXISTS ulid_flake_nodes_arrived ON %I.ulid_flake_nodes', schema);
+			EXECUTE format('CREATE TRIGGER ulid_flake_nodes_arrived AFTER INSERT OR UPDATE ON %1$I.ulid_flake_nodes FOR EACH ROW EXECUTE FUNCTION %1$I.ulid_flake_nodes_arrived()', schema);
+			EXECUTE format('ALTER TABLE %I.ulid_flake_nodes ENABLE ALWAYS TRIGGER ulid_flake_nodes_arrived', schema);
+		END IF;
 		IF locked THEN
 			UPDATE @s@.ulid_flake_state SET node_id = me;
 			DELETE FROM @s@.ulid_flake_nodes AS n WHERE n.node_id = me;
@@ -824,13 +833,19 @@ CREATE DOMAIN ulid_flake_verified AS boolean
 -- node's SID. Then the ID functions check the node before their next ID
 -- (ulid_flake_node_sync's 'arrived'), as after a restart: ulid_flake()
 -- refuses (55U04), and so does a SID another node holds (55U02), without
--- waiting for the next check_node or Migrate. It never fails the write
--- that fired it (a failed apply would stop replication): it warns instead.
+-- waiting for the next check_node or Migrate. It waits for the state's
+-- row lock (a transaction that made the first ID after a start holds it
+-- to its end), whatever lock_timeout says; a deadlock or a serialization
+-- failure fails the write, which replication's apply tries again. Any
+-- other error it warns of, and lets the write go on (a failed apply
+-- would stop replication). check_node (Migrate) puts the trigger back,
+-- enabled ALWAYS, when it is missing or not (a data-only restore's
+-- ENABLE TRIGGER ALL makes it fire outside replication only).
 -- Its body names the install schema as an identifier (@s@), put in once.
 DO $create$
 BEGIN
 	EXECUTE pg_catalog.format($c$CREATE FUNCTION %I.ulid_flake_nodes_arrived() RETURNS trigger
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS %L$c$,
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = 0 AS %L$c$,
 		pg_catalog.current_schema(), pg_catalog.replace($f$
 BEGIN
 	IF EXISTS (SELECT FROM @s@.ulid_flake_state AS s WHERE s.node_id IS DISTINCT FROM NEW.node_id
@@ -838,7 +853,10 @@ BEGIN
 		PERFORM @s@.ulid_flake_node_sync('arrived', NULL, false, NEW.node_id, @s@.ulid_flake_epoch_ms(), @s@.ulid_flake_node_sid());
 	END IF;
 	RETURN NULL;
-EXCEPTION WHEN OTHERS THEN
+EXCEPTION WHEN deadlock_detected OR lock_not_available OR serialization_failure THEN
+	-- Not lost: the write fails, and replication's apply tries it again.
+	RAISE;
+WHEN OTHERS THEN
 	RAISE WARNING 'ulid_flake: the row of node % arrived, and the ID functions could not be set to check this node before their next ID: %', NEW.node_id, SQLERRM
 		USING HINT = 'Run ulid_flake_check_node() (or Migrate) on this node now.';
 	RETURN NULL;
@@ -847,7 +865,7 @@ $f$, '@s@', pg_catalog.quote_ident(pg_catalog.current_schema())));
 END
 $create$;
 REVOKE EXECUTE ON FUNCTION ulid_flake_nodes_arrived() FROM PUBLIC;
-CREATE TRIGGER ulid_flake_nodes_arrived AFTER INSERT ON ulid_flake_nodes FOR EACH ROW EXECUTE FUNCTION ulid_flake_nodes_arrived();
+CREATE TRIGGER ulid_flake_nodes_arrived AFTER INSERT OR UPDATE ON ulid_flake_nodes FOR EACH ROW EXECUTE FUNCTION ulid_flake_nodes_arrived();
 ALTER TABLE ulid_flake_nodes ENABLE ALWAYS TRIGGER ulid_flake_nodes_arrived;
 
 -- This node's row, and the ID functions: with a new offset on a database
