@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -184,9 +185,11 @@ func TestMeshDownRemovesTheNodes(t *testing.T) {
 // cannot take fails the write (not under the writer's lock_timeout,
 // which the trigger does not inherit: it fails only when the writer's
 // statement is cancelled, 57014) instead of losing the arrival with a warning;
-// and a trigger that a data-only restore's ENABLE TRIGGER ALL left
-// firing outside replication only, or that its owner disabled or dropped,
-// is put back, enabled ALWAYS, by Migrate.
+// this node's own row changed to another SID, or a TRUNCATE, checks the
+// node at its next ID; and triggers that a data-only restore's ENABLE
+// TRIGGER ALL left firing outside replication only, that their owner
+// disabled or dropped, or whose function was dropped or given another
+// body, are put back, enabled ALWAYS, by Migrate.
 func TestArrivingRowIsNotLost(t *testing.T) {
 	t.Parallel()
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
@@ -208,11 +211,11 @@ func TestArrivingRowIsNotLost(t *testing.T) {
 		}
 		enabled := func() (e string) {
 			require.NoError(t, sdb.QueryRowContext(ctx, `SELECT coalesce(string_agg(tgenabled::text, ','), '') FROM pg_trigger
-				WHERE tgrelid = 'ulid_flake_nodes'::regclass AND tgname = 'ulid_flake_nodes_arrived'`).Scan(&e))
+				WHERE tgrelid = 'ulid_flake_nodes'::regclass AND tgname IN ('ulid_flake_nodes_arrived', 'ulid_flake_nodes_truncated')`).Scan(&e))
 			return
 		}
 		require.NoError(t, exec(`SELECT ulid_flake_set_sid(4)`))
-		require.Equal(t, "A", enabled(), "fires in replication's apply too")
+		require.Equal(t, "A,A", enabled(), "fire in replication's apply too")
 
 		const other = "00000000-0000-4000-8000-000000000009"
 		require.NoError(t, exec(`INSERT INTO ulid_flake_nodes VALUES ($1, 9, 1, 1, 1, now())`, other))
@@ -221,6 +224,24 @@ func TestArrivingRowIsNotLost(t *testing.T) {
 		require.Equal(t, "55U02", code(exec(`SELECT ulid_flake_scalable()`)), "a SID changed to this node's by UPDATE")
 		require.NoError(t, exec(`SELECT ulid_flake_retire_node($1::uuid)`, other))
 		require.NoError(t, exec(`SELECT ulid_flake_scalable()`))
+
+		// This node's own row, changed to another SID, or gone with a
+		// TRUNCATE: the next ID checks the node, which writes the row again.
+		ownSID := func() (sid sql.NullInt64) {
+			err := sdb.QueryRowContext(ctx, `SELECT n.sid FROM ulid_flake_nodes AS n JOIN ulid_flake_state AS s USING (node_id)`).Scan(&sid)
+			if errors.Is(err, sql.ErrNoRows) {
+				return
+			}
+			require.NoError(t, err)
+			return
+		}
+		require.NoError(t, exec(`UPDATE ulid_flake_nodes SET sid = 9 WHERE node_id = (SELECT node_id FROM ulid_flake_state)`))
+		require.NoError(t, exec(`SELECT ulid_flake_scalable()`))
+		require.Equal(t, int64(4), ownSID().Int64, "the check wrote this node's row again")
+		require.NoError(t, exec(`TRUNCATE ulid_flake_nodes`))
+		require.False(t, ownSID().Valid)
+		require.NoError(t, exec(`SELECT ulid_flake_scalable()`))
+		require.Equal(t, int64(4), ownSID().Int64, "the check wrote this node's row again")
 
 		// Another transaction holds the state's row lock (as the first ID
 		// after a start does, to its end): the write waits or fails; it
@@ -244,17 +265,25 @@ func TestArrivingRowIsNotLost(t *testing.T) {
 		require.Zero(t, rows, "no write went through without its check")
 		require.NoError(t, exec(`SELECT ulid_flake_scalable()`))
 
-		// What a data-only restore does, and an owner's DISABLE or DROP.
+		// What a data-only restore does, an owner's DISABLE or DROP, and
+		// another body.
 		for _, stmt := range []string{
 			`ALTER TABLE ulid_flake_nodes DISABLE TRIGGER ALL; ALTER TABLE ulid_flake_nodes ENABLE TRIGGER ALL`,
 			`ALTER TABLE ulid_flake_nodes DISABLE TRIGGER ulid_flake_nodes_arrived`,
 			`DROP TRIGGER ulid_flake_nodes_arrived ON ulid_flake_nodes`,
+			`DROP FUNCTION ulid_flake_nodes_arrived() CASCADE`,
+			`CREATE OR REPLACE FUNCTION ulid_flake_nodes_arrived() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NULL; END$$`,
 		} {
 			require.NoError(t, exec(stmt))
-			require.NotEqual(t, "A", enabled(), stmt)
+			if !strings.HasPrefix(stmt, "CREATE") {
+				require.NotEqual(t, "A,A", enabled(), stmt)
+			}
 			_, err = migrations.Migrate(ctx, sdb)
 			require.NoError(t, err, stmt)
-			require.Equal(t, "A", enabled(), "Migrate puts it back after %s", stmt)
+			require.Equal(t, "A,A", enabled(), "Migrate puts them back after %s", stmt)
+			var src string
+			require.NoError(t, sdb.QueryRowContext(ctx, `SELECT prosrc FROM pg_proc WHERE proname = 'ulid_flake_nodes_arrived' AND pronamespace = current_schema()::regnamespace`).Scan(&src))
+			require.Contains(t, src, "ulid_flake_arrival", stmt)
 		}
 		_, err = conn.ExecContext(ctx, `SET session_replication_role = replica`)
 		require.NoError(t, err)

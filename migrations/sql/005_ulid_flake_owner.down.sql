@@ -135,9 +135,11 @@ END
 $install$;
 
 DROP DOMAIN ulid_flake_verified;
-DROP FUNCTION ulid_flake_verify(boolean), ulid_flake_node_sync(text, bigint, boolean, uuid, bigint, integer), ulid_flake_out_of_range(timestamp with time zone, bigint),
-	ulid_flake_epoch_ms(), ulid_flake_node_sid(), ulid_flake_settings(text);
 DROP TABLE ulid_flake_nodes;
 DROP FUNCTION ulid_flake_nodes_arrived();
+DROP DOMAIN ulid_flake_arrival;
+DROP FUNCTION ulid_flake_arrived(boolean);
+DROP FUNCTION ulid_flake_verify(boolean), ulid_flake_node_sync(text, bigint, boolean, uuid, bigint, integer), ulid_flake_out_of_range(timestamp with time zone, bigint),
+	ulid_flake_epoch_ms(), ulid_flake_node_sid(), ulid_flake_settings(text);
 ALTER TABLE ulid_flake_state DROP COLUMN epoch_ms, DROP COLUMN node_id, DROP COLUMN started_at, DROP COLUMN mesh;
 DROP FUNCTION ulid_flake_alone(name);

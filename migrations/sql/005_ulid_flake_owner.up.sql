@@ -393,9 +393,10 @@ REVOKE ALL ON TABLE ulid_flake_nodes FROM PUBLIC;
 --   55U04 a replicated column's default is ulid_flake(), which ignores
 --     the SID, while the node has one or other nodes' rows are here.
 --   Then it writes this node's row;
--- * 'arrived' (the trigger ulid_flake_nodes_arrived): another node's row
---   arrived; nothing is checked or refused, and the ID functions are
---   written to run the node's check ('verify') before their next ID.
+-- * 'arrived' (the triggers on ulid_flake_nodes, which 'check', 'set' and
+--   'new' make): a row arrived that may change what the check says;
+--   nothing is checked or refused, and the ID functions are written to run
+--   the node's check ('verify') before their next ID.
 -- It returns true when it drew a new offset. Its body holds the install
 -- schema as a quoted literal (@schema@) and identifier (@s@), put in one
 -- pass: neither is read again.
@@ -445,6 +446,7 @@ DECLARE
 	checked timestamp with time zone;
 	guard   text;
 	id      text;
+	body    text;
 BEGIN
 	-- ulid_flake_verify's: 'verified' returns whether this server start was
 	-- verified; 'verify' returns whether the node is of a mesh (a SID, or
@@ -676,14 +678,64 @@ BEGIN
 		IF mode IN ('set', 'new') THEN
 			EXECUTE format('CREATE OR REPLACE FUNCTION %I.ulid_flake_node_sid() RETURNS integer LANGUAGE sql STABLE PARALLEL SAFE RETURN %L::integer', schema, want_sid);
 		END IF;
-		IF locked AND mode IN ('check', 'set', 'new') AND NOT EXISTS (SELECT FROM pg_trigger AS tg
-				WHERE tg.tgrelid = to_regclass(format('%I.ulid_flake_nodes', schema)) AND tg.tgname = 'ulid_flake_nodes_arrived'
-					AND tg.tgfoid = to_regprocedure(format('%I.ulid_flake_nodes_arrived()', schema)) AND tg.tgenabled = 'A') THEN
-			-- The trigger that checks the node when another node's row
-			-- arrives, as ulid_flake_nodes_arrived's comment says.
-			EXECUTE format('DROP TRIGGER IF EXISTS ulid_flake_nodes_arrived ON %I.ulid_flake_nodes', schema);
-			EXECUTE format('CREATE TRIGGER ulid_flake_nodes_arrived AFTER INSERT OR UPDATE ON %1$I.ulid_flake_nodes FOR EACH ROW EXECUTE FUNCTION %1$I.ulid_flake_nodes_arrived()', schema);
-			EXECUTE format('ALTER TABLE %I.ulid_flake_nodes ENABLE ALWAYS TRIGGER ulid_flake_nodes_arrived', schema);
+		IF locked AND mode IN ('check', 'set', 'new') THEN
+			-- The triggers that check the node when a row arrives in
+			-- ulid_flake_nodes, made or put back as they should be (missing,
+			-- disabled, enabled for local writes only as a data-only
+			-- restore's ENABLE TRIGGER ALL leaves them, or another body).
+			-- They fire in replication's apply too (ENABLE ALWAYS), for
+			-- another node's row holding this node's SID or reaching a node
+			-- not yet of a mesh, for this node's own row changed to another
+			-- SID, and for a TRUNCATE: then the ID functions check the node
+			-- before their next ID ('arrived', through the domain
+			-- ulid_flake_arrival), as after a restart. They
+			-- wait for the state's row lock (the transaction that made the
+			-- first ID after a start holds it to its end) whatever
+			-- lock_timeout says, and an error fails the write: replication's
+			-- apply stops and tries again, and no arrival is lost.
+			body := replace($t$
+DECLARE
+	me      uuid;
+	in_mesh boolean;
+	own     integer;
+	arrived boolean := false;
+BEGIN
+	-- Table reads and a cast only: a function called by name here could
+	-- meet a planted overload; the domain's check is bound by object id.
+	SELECT s.node_id, s.mesh INTO me, in_mesh FROM @x@.ulid_flake_state AS s;
+	SELECT n.sid INTO own FROM @x@.ulid_flake_nodes AS n WHERE n.node_id = me;
+	IF me IS NULL THEN
+		-- Not checked yet (an install in progress, no state): the first
+		-- ID checks it.
+		RETURN NULL;
+	ELSIF TG_OP = 'TRUNCATE' THEN
+		arrived := true;
+	ELSIF TG_OP = 'UPDATE' AND OLD.node_id = me THEN
+		arrived := NEW.node_id IS DISTINCT FROM me OR NEW.sid IS DISTINCT FROM OLD.sid;
+	ELSIF NEW.node_id IS DISTINCT FROM me THEN
+		arrived := in_mesh IS NOT TRUE OR NEW.sid = own;
+	END IF;
+	IF arrived THEN
+		PERFORM true::@x@.ulid_flake_arrival;
+	END IF;
+	RETURN NULL;
+END
+$t$, '@x@', quote_ident(schema));
+			IF NOT EXISTS (SELECT FROM pg_proc AS p WHERE p.oid = to_regprocedure(format('%I.ulid_flake_nodes_arrived()', schema))
+					AND p.prosrc = body AND p.prosecdef AND p.proconfig = ARRAY['search_path=pg_catalog, pg_temp', 'lock_timeout=0']) THEN
+				EXECUTE format('CREATE OR REPLACE FUNCTION %I.ulid_flake_nodes_arrived() RETURNS trigger LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = 0 AS %L',
+					schema, body);
+				EXECUTE format('REVOKE EXECUTE ON FUNCTION %I.ulid_flake_nodes_arrived() FROM PUBLIC', schema);
+			END IF;
+			IF (SELECT count(*) FROM pg_trigger AS tg
+					WHERE tg.tgrelid = to_regclass(format('%I.ulid_flake_nodes', schema)) AND tg.tgname IN ('ulid_flake_nodes_arrived', 'ulid_flake_nodes_truncated')
+						AND tg.tgfoid = to_regprocedure(format('%I.ulid_flake_nodes_arrived()', schema)) AND tg.tgenabled = 'A') <> 2 THEN
+				EXECUTE format('DROP TRIGGER IF EXISTS ulid_flake_nodes_arrived ON %1$I.ulid_flake_nodes;
+					DROP TRIGGER IF EXISTS ulid_flake_nodes_truncated ON %1$I.ulid_flake_nodes;
+					CREATE TRIGGER ulid_flake_nodes_arrived AFTER INSERT OR UPDATE ON %1$I.ulid_flake_nodes FOR EACH ROW EXECUTE FUNCTION %1$I.ulid_flake_nodes_arrived();
+					CREATE TRIGGER ulid_flake_nodes_truncated AFTER TRUNCATE ON %1$I.ulid_flake_nodes FOR EACH STATEMENT EXECUTE FUNCTION %1$I.ulid_flake_nodes_arrived();
+					ALTER TABLE %1$I.ulid_flake_nodes ENABLE ALWAYS TRIGGER ulid_flake_nodes_arrived, ENABLE ALWAYS TRIGGER ulid_flake_nodes_truncated', schema);
+			END IF;
 		END IF;
 		IF locked THEN
 			UPDATE @s@.ulid_flake_state SET node_id = me;
@@ -826,47 +878,20 @@ GRANT EXECUTE ON FUNCTION ulid_flake_verify(boolean) TO PUBLIC;
 CREATE DOMAIN ulid_flake_verified AS boolean
 	CONSTRAINT "ulid_flake: checked at the first ID after a server start" CHECK (ulid_flake_verify(VALUE));
 
--- ulid_flake_nodes_arrived(): a row of another node arrives in
--- ulid_flake_nodes (a peer's, by logical replication: the trigger fires in
--- replication's apply too, ENABLE ALWAYS; or written by hand, or by a
--- restore) on a node that did not count itself one of a mesh, or with this
--- node's SID. Then the ID functions check the node before their next ID
--- (ulid_flake_node_sync's 'arrived'), as after a restart: ulid_flake()
--- refuses (55U04), and so does a SID another node holds (55U02), without
--- waiting for the next check_node or Migrate. It waits for the state's
--- row lock (a transaction that made the first ID after a start holds it
--- to its end), whatever lock_timeout says; a deadlock or a serialization
--- failure fails the write, which replication's apply tries again. Any
--- other error it warns of, and lets the write go on (a failed apply
--- would stop replication). check_node (Migrate) puts the trigger back,
--- enabled ALWAYS, when it is missing or not (a data-only restore's
--- ENABLE TRIGGER ALL makes it fire outside replication only).
--- Its body names the install schema as an identifier (@s@), put in once.
-DO $create$
-BEGIN
-	EXECUTE pg_catalog.format($c$CREATE FUNCTION %I.ulid_flake_nodes_arrived() RETURNS trigger
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = 0 AS %L$c$,
-		pg_catalog.current_schema(), pg_catalog.replace($f$
-BEGIN
-	IF EXISTS (SELECT FROM @s@.ulid_flake_state AS s WHERE s.node_id IS DISTINCT FROM NEW.node_id
-			AND (s.mesh IS NOT TRUE OR NEW.sid = @s@.ulid_flake_node_sid())) THEN
-		PERFORM @s@.ulid_flake_node_sync('arrived', NULL, false, NEW.node_id, @s@.ulid_flake_epoch_ms(), @s@.ulid_flake_node_sid());
-	END IF;
-	RETURN NULL;
-EXCEPTION WHEN deadlock_detected OR lock_not_available OR serialization_failure THEN
-	-- Not lost: the write fails, and replication's apply tries it again.
-	RAISE;
-WHEN OTHERS THEN
-	RAISE WARNING 'ulid_flake: the row of node % arrived, and the ID functions could not be set to check this node before their next ID: %', NEW.node_id, SQLERRM
-		USING HINT = 'Run ulid_flake_check_node() (or Migrate) on this node now.';
-	RETURN NULL;
-END
-$f$, '@s@', pg_catalog.quote_ident(pg_catalog.current_schema())));
-END
-$create$;
-REVOKE EXECUTE ON FUNCTION ulid_flake_nodes_arrived() FROM PUBLIC;
-CREATE TRIGGER ulid_flake_nodes_arrived AFTER INSERT OR UPDATE ON ulid_flake_nodes FOR EACH ROW EXECUTE FUNCTION ulid_flake_nodes_arrived();
-ALTER TABLE ulid_flake_nodes ENABLE ALWAYS TRIGGER ulid_flake_nodes_arrived;
+-- ulid_flake_arrived(ok): what the triggers on ulid_flake_nodes call (a
+-- cast to the domain ulid_flake_arrival, whose check it is, so that they
+-- call no function of the install by name) when a row arrived that may
+-- change what the node's check says: ulid_flake_node_sync's 'arrived'.
+-- The install's owner's alone, as the triggers' function is.
+CREATE FUNCTION ulid_flake_arrived(ok boolean) RETURNS boolean LANGUAGE sql VOLATILE SET search_path FROM CURRENT
+BEGIN ATOMIC
+	SELECT ulid_flake_node_sync('arrived'::text, NULL::bigint, false, NULL::uuid, ulid_flake_epoch_ms(), ulid_flake_node_sid());
+	SELECT true;
+END;
+REVOKE EXECUTE ON FUNCTION ulid_flake_arrived(boolean) FROM PUBLIC;
+CREATE DOMAIN ulid_flake_arrival AS boolean
+	CONSTRAINT "ulid_flake: a row arrived in ulid_flake_nodes" CHECK (ulid_flake_arrived(VALUE));
+
 
 -- This node's row, and the ID functions: with a new offset on a database
 -- the state was not recorded on, else with the recorded one.
