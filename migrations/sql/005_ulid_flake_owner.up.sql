@@ -447,6 +447,7 @@ DECLARE
 	guard   text;
 	id      text;
 	body    text;
+	trig    name;
 BEGIN
 	-- ulid_flake_verify's: 'verified' returns whether this server start was
 	-- verified; 'verify' returns whether the node is of a mesh (a SID, or
@@ -730,9 +731,11 @@ $t$, '@x@', quote_ident(schema));
 			IF (SELECT count(*) FROM pg_trigger AS tg
 					WHERE tg.tgrelid = to_regclass(format('%I.ulid_flake_nodes', schema)) AND tg.tgname IN ('ulid_flake_nodes_arrived', 'ulid_flake_nodes_truncated')
 						AND tg.tgfoid = to_regprocedure(format('%I.ulid_flake_nodes_arrived()', schema)) AND tg.tgenabled = 'A') <> 2 THEN
-				EXECUTE format('DROP TRIGGER IF EXISTS ulid_flake_nodes_arrived ON %1$I.ulid_flake_nodes;
-					DROP TRIGGER IF EXISTS ulid_flake_nodes_truncated ON %1$I.ulid_flake_nodes;
-					CREATE TRIGGER ulid_flake_nodes_arrived AFTER INSERT OR UPDATE ON %1$I.ulid_flake_nodes FOR EACH ROW EXECUTE FUNCTION %1$I.ulid_flake_nodes_arrived();
+				FOR trig IN SELECT tg.tgname FROM pg_trigger AS tg WHERE tg.tgrelid = to_regclass(format('%I.ulid_flake_nodes', schema))
+						AND tg.tgname IN ('ulid_flake_nodes_arrived', 'ulid_flake_nodes_truncated') LOOP
+					EXECUTE format('DROP TRIGGER %I ON %I.ulid_flake_nodes', trig, schema);
+				END LOOP;
+				EXECUTE format('CREATE TRIGGER ulid_flake_nodes_arrived AFTER INSERT OR UPDATE ON %1$I.ulid_flake_nodes FOR EACH ROW EXECUTE FUNCTION %1$I.ulid_flake_nodes_arrived();
 					CREATE TRIGGER ulid_flake_nodes_truncated AFTER TRUNCATE ON %1$I.ulid_flake_nodes FOR EACH STATEMENT EXECUTE FUNCTION %1$I.ulid_flake_nodes_arrived();
 					ALTER TABLE %1$I.ulid_flake_nodes ENABLE ALWAYS TRIGGER ulid_flake_nodes_arrived, ENABLE ALWAYS TRIGGER ulid_flake_nodes_truncated', schema);
 			END IF;
