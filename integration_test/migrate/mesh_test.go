@@ -34,13 +34,8 @@ func TestMeshNodeFunctions(t *testing.T) {
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		t.Parallel()
 		ctx := context.Background()
-		sdb := itest.StdDB(t, db)
-		_, err := migrations.Migrate(ctx, sdb)
-		require.NoError(t, err)
-		exec := func(stmt string, args ...any) error {
-			_, err := sdb.ExecContext(ctx, stmt, args...)
-			return err
-		}
+		sdb, exec := migratedNode(t, db)
+		var err error
 		refused := func(err error, code, contains string) {
 			t.Helper()
 			var pgErr *pgconn.PgError
@@ -195,13 +190,8 @@ func TestArrivingRowIsNotLost(t *testing.T) {
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		t.Parallel()
 		ctx := context.Background()
-		sdb := itest.StdDB(t, db)
-		_, err := migrations.Migrate(ctx, sdb)
-		require.NoError(t, err)
-		exec := func(stmt string, args ...any) error {
-			_, err := sdb.ExecContext(ctx, stmt, args...)
-			return err
-		}
+		sdb, exec := migratedNode(t, db)
+		var err error
 		code := func(err error) string {
 			var pgErr *pgconn.PgError
 			if errors.As(err, &pgErr) {
@@ -291,4 +281,18 @@ func TestArrivingRowIsNotLost(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "55U02", code(exec(`SELECT ulid_flake_scalable()`)), "an arrival in replication's role, after the repair")
 	})
+}
+
+// migratedNode opens db, runs Migrate on it, and returns it with a
+// function that runs one statement on it.
+func migratedNode(t *testing.T, db *pgtest.DB) (*sql.DB, func(stmt string, args ...any) error) {
+	t.Helper()
+	ctx := context.Background()
+	sdb := itest.StdDB(t, db)
+	_, err := migrations.Migrate(ctx, sdb)
+	require.NoError(t, err)
+	return sdb, func(stmt string, args ...any) error {
+		_, err := sdb.ExecContext(ctx, stmt, args...)
+		return err
+	}
 }
