@@ -37,9 +37,42 @@ func TestMain(m *testing.M) {
 		if _, err := migrations.Migrate(ctx, db, migrations.WithSchema("ulid_flake_v6"), migrations.WithTarget(4)); err != nil {
 			return err
 		}
-		_, err := conn.Exec(ctx, `CREATE EXTENSION ulid_flake_ext`)
-		return err
+		if _, err := conn.Exec(ctx, `CREATE EXTENSION ulid_flake_ext`); err != nil {
+			return err
+		}
+		return installPre40(ctx, conn)
 	}, "../../extension")
+}
+
+// installPre40 installs, for BenchmarkExtensionCheckedStart, the C module
+// as it was before issue #40 (ulid_flake_ext_pre40.so, when the image has
+// it) as ulid_flake_pre40.ulid_flake_next, beside the migrations of its
+// own schema, ulid_flake_pre40, whose state it reads. Its symbol is the
+// one the extension's 1.2 script names.
+func installPre40(ctx context.Context, conn *pgx.Conn) error {
+	var present bool
+	if err := conn.QueryRow(ctx, `SELECT (pg_stat_file(setting || '/ulid_flake_ext_pre40.so', true)).size IS NOT NULL
+		FROM pg_config WHERE name = 'PKGLIBDIR'`).Scan(&present); err != nil || !present {
+		return err
+	}
+	if _, err := conn.Exec(ctx, `CREATE SCHEMA ulid_flake_pre40`); err != nil {
+		return err
+	}
+	db := stdlib.OpenDB(*conn.Config())
+	defer db.Close()
+	if _, err := migrations.Migrate(ctx, db, migrations.WithSchema("ulid_flake_pre40")); err != nil {
+		return err
+	}
+	// CREATE FUNCTION loads the module, which defines the same setting as
+	// ulid_flake_ext's: on a connection that has not loaded that one.
+	fresh, err := pgx.ConnectConfig(ctx, conn.Config())
+	if err != nil {
+		return err
+	}
+	defer fresh.Close(ctx)
+	_, err = fresh.Exec(ctx, `CREATE FUNCTION ulid_flake_pre40.ulid_flake_next(seq bigint) RETURNS bigint
+		AS '$libdir/ulid_flake_ext_pre40', 'ulid_flake_next_1_2' LANGUAGE C STABLE STRICT PARALLEL SAFE`)
+	return err
 }
 
 var (

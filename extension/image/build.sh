@@ -27,8 +27,21 @@ baseid=$(docker image inspect --format '{{.Id}}' "$base" 2>/dev/null) || {
 	echo "$0: no image $base: build it first (internal/pgtest/image/build.sh $version)" >&2
 	exit 1
 }
-hash=$( (cd "$ext" && cat Makefile ulid_flake_ext.control ulid_flake_ext--1.0.sql ulid_flake_ext--1.0--1.1.sql \
-	ulid_flake_ext--1.1--1.2.sql ulid_flake_ext--1.2.sql ulid_flake_ext.c image/Dockerfile image/build.sh
+# The build context: the extension's files, and the module as it was
+# before issue #40's check at a server's first ID (commit 84ac12b, the
+# same symbol ulid_flake_next_1_2), which the image carries as
+# ulid_flake_ext_pre40.so for BenchmarkDefaults to compare with. Without
+# the repository's history (a source tarball) that file is empty, and the
+# image has no baseline.
+baseline=84ac12b
+ctx=$(mktemp -d)
+trap 'rm -rf "$ctx"' EXIT
+(cd "$ext" && cp Makefile ulid_flake_ext.control ulid_flake_ext--1.0.sql ulid_flake_ext--1.0--1.1.sql \
+	ulid_flake_ext--1.1--1.2.sql ulid_flake_ext--1.2.sql ulid_flake_ext.c "$ctx/")
+git -C "$ext" show "$baseline:extension/ulid_flake_ext.c" >"$ctx/ulid_flake_ext_pre40.c" 2>/dev/null || : >"$ctx/ulid_flake_ext_pre40.c"
+hash=$( (cd "$ctx" && cat Makefile ulid_flake_ext.control ulid_flake_ext--1.0.sql ulid_flake_ext--1.0--1.1.sql \
+	ulid_flake_ext--1.1--1.2.sql ulid_flake_ext--1.2.sql ulid_flake_ext.c ulid_flake_ext_pre40.c \
+	"$ext/image/Dockerfile" "$ext/image/build.sh"
 	echo "$baseid") | sha256sum | cut -c1-16)
 
 if [ "$(docker image inspect --format '{{index .Config.Labels "org.ulidflake.extension"}}' "$image" 2>/dev/null)" = "$hash" ]; then
@@ -40,7 +53,7 @@ echo "building $image FROM $base" >&2
 DOCKER_BUILDKIT=0 docker build --quiet --force-rm --tag "$image" \
 	--build-arg BASE="$base" --build-arg PG_MAJOR="$version" --build-arg HASH="$hash" \
 	--build-arg BASE_USER="$(docker image inspect --format '{{.Config.User}}' "$base" | sed 's/^$/root/')" \
-	-f "$ext/image/Dockerfile" "$ext" 2>&1 >/dev/null | grep -v -e DEPRECATED -e BuildKit -e environment-variable >&2 || true
+	-f "$ext/image/Dockerfile" "$ctx" 2>&1 >/dev/null | grep -v -e DEPRECATED -e BuildKit -e environment-variable >&2 || true
 [ "$(docker image inspect --format '{{index .Config.Labels "org.ulidflake.extension"}}' "$image" 2>/dev/null)" = "$hash" ] || {
 	echo "$0: building $image failed" >&2
 	exit 1

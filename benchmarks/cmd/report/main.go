@@ -8,7 +8,7 @@
 //	go run ./cmd/report -only burst                 # about 1 minute: bursts and the first call after a pause only, printed
 //	go run ./cmd/report -only observer              # about 1 minute: New's cost with and without an observer, printed
 //	go run ./cmd/report -only blocks                # about 1 minute: blocks against a SID lease, printed
-//	go run ./cmd/report -only checked               # about 1 minute: what the server start's check costs a COPY, printed
+//	go run ./cmd/report -only checked               # about 2 minutes: what the server start's check costs a COPY, plain SQL and C extension, printed
 //
 // Every comparison is repeated (-reps, at least 3) and interleaved: each
 // repetition runs every benchmark once, so the k-th figure of two
@@ -225,7 +225,7 @@ func measure() saved {
 	img := blocksImage()
 	runEnv([]string{"ULIDFLAKE_PG_IMAGES=" + img}, r, versions, ".", blocksArgs(short("2s", "100ms"), n)...)
 	log.Printf("the server start's check, %d rounds (%s so far)", n, time.Since(started).Round(time.Second))
-	run(r, versions, ".", checkedArgs(n)...)
+	measureChecked(r, versions, n)
 	rows := *rows
 	if *quick {
 		rows = 100_000
@@ -256,7 +256,7 @@ var sections = map[string]struct {
 	"blocks": {func(r results, v map[string]string, n int) {
 		runEnv([]string{"ULIDFLAKE_PG_IMAGES=" + blocksImage()}, r, v, ".", blocksArgs("2s", n)...)
 	}, (*report).blocksCost},
-	"checked": {func(r results, v map[string]string, n int) { run(r, v, ".", checkedArgs(n)...) }, (*report).checkedCost},
+	"checked": {measureChecked, (*report).checkedCost},
 }
 
 // repeat runs go test with args n times in the benchmarks' directory.

@@ -114,3 +114,26 @@ func TestCheckedCost(t *testing.T) {
 		t.Errorf("goals %+v, want the 5%% goal met", p.goals)
 	}
 }
+
+// The extension's part compares the module as it is with the module
+// before the check, and misses the goal when every repetition is over 5%.
+func TestExtensionCheckedCost(t *testing.T) {
+	r := results{}
+	for _, v := range [][2]float64{{1000, 1100}, {1200, 1300}, {1100, 1200}} {
+		r.add("CheckedStart/unchecked", "ns/row", 3000)
+		r.add("CheckedStart/checked", "ns/row", 3000)
+		r.add("ExtensionCheckedStart/pre40", "ns/row", v[0])
+		r.add("ExtensionCheckedStart/checked", "ns/row", v[1])
+	}
+	p := &report{r: r}
+	p.checkedCost()
+	got := p.b.String()
+	for _, want := range []string{"| before the check (84ac12b) | 1100 ns (1000 ns–1200 ns) | 1 |", "| as it is | 1200 ns (1100 ns–1300 ns) | 1.09× (1.08–1.10) |"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in\n%s", want, got)
+		}
+	}
+	if len(p.goals) != 2 || p.goals[1].verdict != missed {
+		t.Errorf("goals %+v, want the extension's 5%% goal missed", p.goals)
+	}
+}
