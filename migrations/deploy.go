@@ -139,7 +139,7 @@ func checkEpoch(ctx context.Context, tx execer, current int, want *flake.Epoch) 
 		return fmt.Errorf("migrations: reading the epoch: %w", err)
 	}
 	if ms != want.UnixMilli() {
-		return fmt.Errorf("%w: the functions count from Unix ms %d (%s), not %d (%s): every replica must pass the same WithEpoch, the one its generators use (changing the installed one: docs/sql.md, \"The epoch\")",
+		return fmt.Errorf("%w: the functions count from Unix ms %d (%s), not %d (%s): every instance must pass the same WithEpoch, the one its generators use (changing the installed one: docs/sql.md, \"The epoch\")",
 			ErrEpoch, ms, time.UnixMilli(ms).UTC().Format(flake.RFC3339Milli), want.UnixMilli(), want)
 	}
 	return nil

@@ -35,7 +35,7 @@ func ExampleMigrate() {
 }
 
 // The application's generators count from 2020-01-01, and so must the
-// SQL functions: every replica passes the same WithEpoch.
+// SQL functions: every instance passes the same WithEpoch.
 func ExampleWithEpoch() {
 	url := os.Getenv("DATABASE_URL")
 	if url == "" {

@@ -87,7 +87,7 @@ func WithVersionTable(name string) Option { return func(o *options) { o.table = 
 // setting ulid_flake.epoch_ms as it reads in Migrate's sessions, else from
 // the default, 2024-01-01. Version 5 fixes the epoch at install. On a
 // database that has version 5 with another epoch, Migrate returns
-// [ErrEpoch] and changes nothing: give WithEpoch on every replica, the
+// [ErrEpoch] and changes nothing: give WithEpoch in every instance, the
 // same.
 func WithEpoch(e flake.Epoch) Option { return func(o *options) { o.epoch = &e } }
 
@@ -105,8 +105,8 @@ type Step struct {
 // and is recorded in the version table in the same transaction; a failure
 // leaves the versions before it applied.
 //
-// Any number of callers may migrate the same database at once (replicas
-// that each migrate at start-up): every transaction first takes an
+// Any number of callers may migrate the same database at once (instances of
+// the application that each migrate at start-up): every transaction first takes an
 // advisory lock (pg_advisory_xact_lock, so it also works through a
 // transaction pooler), then creates the version table if it is missing and
 // reads the versions again, so the first caller does the work and the

@@ -7,7 +7,7 @@
 // Three ways to install it:
 //
 //   - [Migrate]: its own version table, each version in its own transaction;
-//     safe to run from every replica at start-up and from two releases at
+//     safe to run from every instance of the application at start-up and from two releases at
 //     once ([ErrAhead]); it adopts an install another tool made, and draws a
 //     new offset for the ID functions on a cloned database.
 //   - golang-migrate ([FS]) or goose ([GooseFS]), beside the app's own
@@ -143,7 +143,7 @@ func FS() fs.FS {
 // file per version with -- +goose Up and -- +goose Down sections. Run them
 // with a goose.Provider of their own, before the app's: its own version
 // table (goose.WithTableName, for example ulid_flake_goose_db_version), and
-// a session lock (goose.WithSessionLocker) when replicas may run it at
+// a session lock (goose.WithSessionLocker) when instances may run it at
 // once, as goose's package-level functions take no lock.
 func GooseFS() fs.FS {
 	all, err := All()

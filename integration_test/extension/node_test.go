@@ -145,6 +145,10 @@ func TestExtensionStateReplicated(t *testing.T) {
 		}
 		require.Equal(t, offsetOf(t, ctx, a), offsetOf(t, ctx, b), "B holds A's offset")
 		refusedElsewhere(t, bc)
+		// While the subscription copies the table, the check refuses B as
+		// a copy of A's node: the state's node identity is A's now.
+		_, err = b.Exec(ctx, `SELECT ulid_flake_check_node()`)
+		require.Equal(t, "55U01", sqlState(err), "%v", err)
 
 		// Publish by name, and record B's own state.
 		_, err = a.Exec(ctx, `DROP PUBLICATION everything; CREATE PUBLICATION everything FOR TABLE orders`)

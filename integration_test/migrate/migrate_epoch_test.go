@@ -96,7 +96,7 @@ func TestMigrateEpoch(t *testing.T) {
 		require.NoError(t, err)
 		_, err = migrations.Migrate(ctx, sdb, migrations.WithEpoch(def))
 		require.ErrorIs(t, err, migrations.ErrEpoch)
-		require.ErrorContains(t, err, "every replica must pass the same WithEpoch")
+		require.ErrorContains(t, err, "every instance must pass the same WithEpoch")
 		for _, bad := range []int64{-5, 244606207777793, 900000000000000000} {
 			_, err = sdb.ExecContext(ctx, `SELECT ulid_flake_set_epoch($1::bigint)`, bad)
 			require.Equal(t, "22023", sqlCode(err), "%d: %v", bad, err)

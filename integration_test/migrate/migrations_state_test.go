@@ -61,7 +61,8 @@ func TestMigrateRedrawsOnClones(t *testing.T) {
 // TestMigrateAdoptsOtherToolsInstall: the files run as another tool runs
 // them (golang-migrate, goose, psql), up to each version, then Migrate: it
 // records what is installed and applies the rest, instead of failing on
-// objects that exist.
+// objects that exist. On each adopted install, a scalable default with no
+// SID is refused at insert time (23514), as docs/sql.md says.
 func TestMigrateAdoptsOtherToolsInstall(t *testing.T) {
 	t.Parallel()
 	for _, s := range pgtest.Servers(t) {
