@@ -24,6 +24,7 @@ import (
 type convertFlags struct {
 	url, tablesIn, column, tool, dir, name, version string
 	drop, create                                    string // files of SQL, for bigserial.WithDependents
+	def                                             string // the key's default, for bigserial.WithDefault
 	tables                                          listFlag
 	apply, down                                     bool
 	lock                                            time.Duration
@@ -52,6 +53,7 @@ func parseConvert(args []string) (convertFlags, error) {
 	fs.StringVar(&f.version, "version", "", "the version of the migration files, for -tool, padded as the tool numbers them (default: the next after the highest in -dir)")
 	fs.StringVar(&f.drop, "drop", "", "a file of SQL that drops the objects in the way, run in the conversion's transaction before it")
 	fs.StringVar(&f.create, "create", "", "a file of SQL that creates them again, run in the conversion's transaction after it")
+	fs.StringVar(&f.def, "default", "", "the keys' default, schema-qualified SQL (default: ulid_flake() of the install's schema); on a node of a mesh, with a SID, for example public.ulid_flake_scalable()")
 	if err := parseFlags(fs, args); err != nil {
 		return f, err
 	}
@@ -136,6 +138,9 @@ func convertKeys(ctx context.Context, db *sql.DB, f convertFlags) (bigserial.Con
 		keys, skipped = append(keys, more...), s
 	}
 	opts := []bigserial.Option{bigserial.WithLockTimeout(f.lock)}
+	if f.def != "" {
+		opts = append(opts, bigserial.WithDefault(f.def))
+	}
 	if f.drop != "" || f.create != "" {
 		drop, err := readSQL(f.drop)
 		if err != nil {

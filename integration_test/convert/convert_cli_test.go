@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ulidflake/ulidflake/flake"
 	"github.com/ulidflake/ulidflake/integration_test/itest"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 	"github.com/ulidflake/ulidflake/migrations"
@@ -68,5 +69,30 @@ func TestConvertCLIMessages(t *testing.T) {
 		_, err = bigserial.ConvertSerial(canceled, sdb, "k", "id")
 		require.ErrorIs(t, err, context.Canceled)
 		require.NotErrorIs(t, err, bigserial.ErrConvert, "a canceled context is no bad input")
+	})
+}
+
+// convert -default writes the default it is given: on a node of a mesh,
+// with a SID, the scalable generator, whose IDs carry the SID (a plain
+// ulid_flake() default is refused there, 55U04). The way back restores
+// the sequence.
+func TestConvertCLIDefault(t *testing.T) {
+	t.Parallel()
+	bin := itest.BuildCLI(t)
+	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
+		t.Parallel()
+		sdb := itest.StdDB(t, db)
+		_, err := sdb.Exec(`SELECT ulid_flake_set_sid(3); CREATE TABLE k (id serial PRIMARY KEY, v int)`)
+		require.NoError(t, err)
+		code, stdout, stderr := itest.RunBin(t, bin, "convert", "-database-url", db.URL, "-table", "k",
+			"-default", "public.ulid_flake_scalable()", "-apply")
+		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+		require.Contains(t, columnDefault(t, sdb, "k", "id"), "ulid_flake_scalable()")
+		var id int64
+		require.NoError(t, sdb.QueryRow(`INSERT INTO k (v) VALUES (1) RETURNING id`).Scan(&id))
+		require.Equal(t, 3, flake.ID(id).SID())
+		code, stdout, stderr = itest.RunBin(t, bin, "convert", "-database-url", db.URL, "-table", "k", "-down", "-apply")
+		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+		require.Contains(t, columnDefault(t, sdb, "k", "id"), "nextval(")
 	})
 }
