@@ -24,9 +24,8 @@ import (
 type convertFlags struct {
 	url, tablesIn, column, tool, dir, name, version string
 	drop, create                                    string // files of SQL, for bigserial.WithDependents
-	def                                             string // the key's default, for bigserial.WithDefault
 	tables                                          listFlag
-	apply, down                                     bool
+	apply, down, scalable                           bool
 	lock                                            time.Duration
 }
 
@@ -53,7 +52,7 @@ func parseConvert(args []string) (convertFlags, error) {
 	fs.StringVar(&f.version, "version", "", "the version of the migration files, for -tool, padded as the tool numbers them (default: the next after the highest in -dir)")
 	fs.StringVar(&f.drop, "drop", "", "a file of SQL that drops the objects in the way, run in the conversion's transaction before it")
 	fs.StringVar(&f.create, "create", "", "a file of SQL that creates them again, run in the conversion's transaction after it")
-	fs.StringVar(&f.def, "default", "", "the keys' default, schema-qualified SQL (default: ulid_flake() of the install's schema); on a node of a mesh, with a SID, for example public.ulid_flake_scalable()")
+	fs.BoolVar(&f.scalable, "scalable", false, "make the keys' default the install's ulid_flake_scalable(), not ulid_flake(): on a node with a SID, in a mesh")
 	if err := parseFlags(fs, args); err != nil {
 		return f, err
 	}
@@ -138,8 +137,8 @@ func convertKeys(ctx context.Context, db *sql.DB, f convertFlags) (bigserial.Con
 		keys, skipped = append(keys, more...), s
 	}
 	opts := []bigserial.Option{bigserial.WithLockTimeout(f.lock)}
-	if f.def != "" {
-		opts = append(opts, bigserial.WithDefault(f.def))
+	if f.scalable {
+		opts = append(opts, bigserial.WithScalable())
 	}
 	if f.drop != "" || f.create != "" {
 		drop, err := readSQL(f.drop)

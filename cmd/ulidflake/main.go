@@ -10,7 +10,7 @@
 //	ulidflake convert -table T... [-tables-in SCHEMA] [-column id] [-database-url URL] [-apply] [-down] [-lock-timeout 5s]
 //	ulidflake convert ... [-tool golang-migrate|goose -dir DIR] [-name N] [-version V]
 //	ulidflake convert ... [-drop FILE] [-create FILE]
-//	ulidflake convert ... [-default SQL]
+//	ulidflake convert ... [-scalable]
 //	ulidflake nodes [-timeout 10s] URL...
 //
 // inspect accepts the 13-character Base32 form, a prefixed ID
@@ -58,8 +58,8 @@ const usage = `usage:
   ulidflake convert ... [-drop FILE] [-create FILE]
                                                  (SQL that drops the objects in the way and creates them
                                                  again, run in the conversion's transaction)
-  ulidflake convert ... [-default SQL]           (another default than ulid_flake(), schema-qualified: on a
-                                                 node of a mesh, public.ulid_flake_scalable())
+  ulidflake convert ... [-scalable]              (DEFAULT ulid_flake_scalable() instead: a node with a SID, in a
+                                                 mesh)
   ulidflake nodes [-timeout 10s] URL...          (the SIDs, offsets and epochs of databases; refuses a set whose
                                                  IDs could collide once their rows meet)
 `

@@ -72,20 +72,35 @@ func TestConvertCLIMessages(t *testing.T) {
 	})
 }
 
-// convert -default writes the default it is given: on a node of a mesh,
-// with a SID, the scalable generator, whose IDs carry the SID (a plain
-// ulid_flake() default is refused there, 55U04). The way back restores
-// the sequence.
-func TestConvertCLIDefault(t *testing.T) {
+// convert -scalable makes the keys' default the install's
+// ulid_flake_scalable(), for a node with a SID, whose IDs then carry it;
+// the way back restores the sequence. Each default is refused where the
+// node would refuse it at every insert: ulid_flake() on a node with a SID
+// (55U04), ulid_flake_scalable() on a node with none (23514). Both
+// refusals are bad input (exit 2) that names the fix, and change nothing.
+func TestConvertCLIScalable(t *testing.T) {
 	t.Parallel()
 	bin := itest.BuildCLI(t)
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		t.Parallel()
 		sdb := itest.StdDB(t, db)
-		_, err := sdb.Exec(`SELECT ulid_flake_set_sid(3); CREATE TABLE k (id serial PRIMARY KEY, v int)`)
+		_, err := sdb.Exec(`CREATE TABLE k (id serial PRIMARY KEY, v int)`)
 		require.NoError(t, err)
-		code, stdout, stderr := itest.RunBin(t, bin, "convert", "-database-url", db.URL, "-table", "k",
-			"-default", "public.ulid_flake_scalable()", "-apply")
+		code, _, stderr := itest.RunBin(t, bin, "convert", "-database-url", db.URL, "-table", "k", "-scalable", "-apply")
+		require.Equal(t, 2, code, stderr)
+		require.Contains(t, stderr, `this node has no SID, so "public".ulid_flake_scalable() would refuse every insert (23514)`)
+		require.Contains(t, stderr, `SELECT "public".ulid_flake_set_sid(n)`)
+		require.Contains(t, columnDefault(t, sdb, "k", "id"), "nextval(")
+
+		_, err = sdb.Exec(`SELECT ulid_flake_set_sid(3)`)
+		require.NoError(t, err)
+		code, _, stderr = itest.RunBin(t, bin, "convert", "-database-url", db.URL, "-table", "k", "-apply")
+		require.Equal(t, 2, code, stderr)
+		require.Contains(t, stderr, "where ulid_flake() makes no ID (55U04)")
+		require.Contains(t, stderr, "ulidflake convert -scalable")
+		require.Contains(t, columnDefault(t, sdb, "k", "id"), "nextval(")
+
+		code, stdout, stderr := itest.RunBin(t, bin, "convert", "-database-url", db.URL, "-table", "k", "-scalable", "-apply")
 		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 		require.Contains(t, columnDefault(t, sdb, "k", "id"), "ulid_flake_scalable()")
 		var id int64

@@ -62,7 +62,8 @@ func ConvertSerial(ctx context.Context, db *sql.DB, table, column string, opts .
 //     to bigint where they are smaller (on a partitioned table, its parent
 //     only; a domain over bigint is kept; a domain over a smaller type is
 //     refused, as the domain would be lost);
-//   - sets DEFAULT ulid_flake();
+//   - sets DEFAULT ulid_flake() of the install, or with [WithScalable]
+//     its ulid_flake_scalable();
 //   - drops the old sequences, so that nothing can mint keys from them;
 //   - gives search_path back the value it had;
 //   - runs the CREATE statements of [WithDependents], if given.
@@ -115,10 +116,14 @@ func ConvertKeys(ctx context.Context, db *sql.DB, keys []Key, opts ...Option) (C
 	}
 	c.fnSchema = ts[0].fnSchema
 	c.carried = o.drop != "" || o.create != ""
-	if o.defaultExpr == "" {
-		o.defaultExpr = pgsql.QuoteIdent(ts[0].fnSchema) + ".ulid_flake()"
+	o.defaultExpr = pgsql.QuoteIdent(ts[0].fnSchema) + ".ulid_flake()"
+	if o.scalable {
+		o.defaultExpr = pgsql.QuoteIdent(ts[0].fnSchema) + ".ulid_flake_scalable()"
 	}
 	if !converted {
+		if err := checkLayout(ctx, db, ts[0].fnSchema, o.scalable); err != nil {
+			return c, err
+		}
 		c.up = upStatements(ts, o)
 		c.Up = transaction(upComment, c.up)
 	}

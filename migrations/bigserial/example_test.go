@@ -98,15 +98,14 @@ func ExampleConversion_Files() {
 	}
 }
 
-func ExampleWithDefault() {
+func ExampleWithScalable() {
 	url := os.Getenv("DATABASE_URL")
 	if url == "" {
-		return // needs a server with the table, and the SID fixed
+		return // needs a server with the table, and the node's SID fixed (ulid_flake_set_sid)
 	}
 	db, _ := sql.Open("pgx", url)
 	defer db.Close()
-	conv, err := bigserial.ConvertSerial(context.Background(), db, "customers", "id",
-		bigserial.WithDefault("public.ulid_flake_scalable()"))
+	conv, err := bigserial.ConvertSerial(context.Background(), db, "customers", "id", bigserial.WithScalable())
 	if err != nil {
 		panic(err)
 	}

@@ -7,7 +7,8 @@ type Option func(*convertOptions)
 
 type convertOptions struct {
 	lockTimeout  time.Duration
-	defaultExpr  string
+	scalable     bool   // WithScalable
+	defaultExpr  string // the default's SQL, made from the install schema
 	drop, create string // the SQL of WithDependents
 }
 
@@ -22,14 +23,15 @@ func WithLockTimeout(d time.Duration) Option {
 	return func(o *convertOptions) { o.lockTimeout = d }
 }
 
-// WithDefault sets the default expression (default: ulid_flake(),
-// qualified with the schema the functions were installed in; for example
-// "ids.ulid_flake_scalable()" once ulid_flake_set_sid fixed the SID). It is
-// SQL written by the program, not a name: it is used as given, under
-// search_path pg_catalog, so every function in it must be
-// schema-qualified.
-func WithDefault(expr string) Option {
-	return func(o *convertOptions) { o.defaultExpr = expr }
+// WithScalable makes the keys' default the install's scalable generator,
+// ulid_flake_scalable() of the schema the functions were found in, instead
+// of ulid_flake(): the default of a node with a SID (ulid_flake_set_sid),
+// in a mesh of writable nodes, where ulid_flake() makes no ID (55U04).
+// The conversion refuses ([ErrConvert]) a scalable default on a node with
+// no SID, where every insert would fail, and without WithScalable it
+// refuses a node of a mesh.
+func WithScalable() Option {
+	return func(o *convertOptions) { o.scalable = true }
 }
 
 // WithDependents puts SQL of the program's own around the conversion, in
