@@ -2,6 +2,7 @@ package convert_test
 
 import (
 	"context"
+	"net/url"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -88,7 +89,8 @@ func TestConvertCLIScalable(t *testing.T) {
 		require.NoError(t, err)
 		code, _, stderr := itest.RunBin(t, bin, "convert", "-database-url", db.URL, "-table", "k", "-scalable", "-apply")
 		require.Equal(t, 2, code, stderr)
-		require.Contains(t, stderr, `this node has no SID, so "public".ulid_flake_scalable() would refuse every insert (23514)`)
+		require.Contains(t, stderr, `this node has no SID, so "public".ulid_flake_scalable() refuses every insert`)
+		require.Contains(t, stderr, "SQLSTATE 23514")
 		require.Contains(t, stderr, `SELECT "public".ulid_flake_set_sid(n)`)
 		require.Contains(t, columnDefault(t, sdb, "k", "id"), "nextval(")
 
@@ -96,7 +98,8 @@ func TestConvertCLIScalable(t *testing.T) {
 		require.NoError(t, err)
 		code, _, stderr = itest.RunBin(t, bin, "convert", "-database-url", db.URL, "-table", "k", "-apply")
 		require.Equal(t, 2, code, stderr)
-		require.Contains(t, stderr, "where ulid_flake() makes no ID (55U04)")
+		require.Contains(t, stderr, `where "public".ulid_flake() makes no ID`)
+		require.Contains(t, stderr, "SQLSTATE 55U04")
 		require.Contains(t, stderr, "ulidflake convert -scalable")
 		require.Contains(t, columnDefault(t, sdb, "k", "id"), "nextval(")
 
@@ -109,5 +112,23 @@ func TestConvertCLIScalable(t *testing.T) {
 		code, stdout, stderr = itest.RunBin(t, bin, "convert", "-database-url", db.URL, "-table", "k", "-down", "-apply")
 		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 		require.Contains(t, columnDefault(t, sdb, "k", "id"), "nextval(")
+
+		// An application role that owns its table, not the install,
+		// converts it: the trial ID runs with its rights.
+		role := "app_" + db.Name
+		_, err = sdb.Exec(`CREATE ROLE ` + role + ` LOGIN PASSWORD 'app'; GRANT CREATE ON SCHEMA public TO ` + role +
+			`; SET ROLE ` + role + `; CREATE TABLE a (id serial PRIMARY KEY, v int); RESET ROLE`)
+		require.NoError(t, err)
+		t.Cleanup(func() {
+			_, err := sdb.Exec(`DROP OWNED BY ` + role + `; DROP ROLE ` + role)
+			require.NoError(t, err)
+		})
+		u, err := url.Parse(db.URL)
+		require.NoError(t, err)
+		u.User = url.UserPassword(role, "app")
+		code, stdout, stderr = itest.RunBin(t, bin, "convert", "-database-url", u.String(), "-table", "a", "-scalable", "-apply")
+		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+		require.NoError(t, sdb.QueryRow(`INSERT INTO a (v) VALUES (1) RETURNING id`).Scan(&id))
+		require.Equal(t, 3, flake.ID(id).SID())
 	})
 }

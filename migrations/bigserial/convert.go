@@ -121,7 +121,7 @@ func ConvertKeys(ctx context.Context, db *sql.DB, keys []Key, opts ...Option) (C
 		o.defaultExpr = pgsql.QuoteIdent(ts[0].fnSchema) + ".ulid_flake_scalable()"
 	}
 	if !converted {
-		if err := checkLayout(ctx, db, ts[0].fnSchema, o.scalable); err != nil {
+		if err := checkDefault(ctx, db, ts[0].fnSchema, o.scalable); err != nil {
 			return c, err
 		}
 		c.up = upStatements(ts, o)
