@@ -29,8 +29,8 @@ func WithLockTimeout(d time.Duration) Option {
 // in a mesh of writable nodes, where ulid_flake() makes no ID (55U04).
 // The conversion refuses ([ErrConvert]) a scalable default on a node with
 // no SID, where every insert would fail, and without WithScalable it
-// refuses a node of a mesh: it makes one ID with the default, in a
-// transaction it rolls back, and reports what an insert would get.
+// refuses a node of a mesh: it runs the node's check and reads its SID,
+// in a transaction it rolls back, making no ID.
 func WithScalable() Option {
 	return func(o *convertOptions) { o.scalable = true }
 }
