@@ -129,5 +129,18 @@ func TestConvertCLIScalable(t *testing.T) {
 		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 		require.NoError(t, sdb.QueryRow(`INSERT INTO a (v) VALUES (1) RETURNING id`).Scan(&id))
 		require.Equal(t, 3, flake.ID(id).SID())
+
+		// Before a server start's first ID the check writes: a read-only
+		// session is told so (exit 2), and nothing changes.
+		_, err = sdb.Exec(`SET ROLE ` + role + `; CREATE TABLE r (id serial PRIMARY KEY); RESET ROLE; ` +
+			`REVOKE CREATE ON SCHEMA public FROM ` + role + `; UPDATE ulid_flake_state SET started_at = NULL`)
+		require.NoError(t, err)
+		q := u.Query()
+		q.Set("default_transaction_read_only", "on")
+		u.RawQuery = q.Encode()
+		code, stdout, stderr = itest.RunBin(t, bin, "convert", "-database-url", u.String(), "-table", "r", "-scalable")
+		require.Equal(t, 2, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+		require.Contains(t, stderr, "this session is read-only")
+		require.Contains(t, columnDefault(t, sdb, "r", "id"), "nextval(")
 	})
 }

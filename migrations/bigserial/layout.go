@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 
 	"github.com/ulidflake/ulidflake/migrations/internal/pgsql"
 )
@@ -50,8 +51,16 @@ func checkDefault(ctx context.Context, db *sql.DB, schema string, scalable bool)
 	case code == "55U04" && !scalable:
 		return fmt.Errorf("%w: this database is a node of a mesh, where %s.ulid_flake() makes no ID: convert with WithScalable "+
 			"(ulidflake convert -scalable) to %s.ulid_flake_scalable(): %w", ErrConvert, q, q, err)
-	case err != nil:
+	case strings.HasPrefix(code, "55U"), code == "55000":
 		return fmt.Errorf("%w: this node makes no ID: %w", ErrConvert, err)
+	case code == "25006":
+		return fmt.Errorf("%w: the node's check writes at the first ID after a server start, and this session is read-only "+
+			"(default_transaction_read_only, or a standby): convert from a read-write session on the primary: %w", ErrConvert, err)
+	case code == "42725":
+		return fmt.Errorf("%w: another function of the same name in schema %s makes the node's check ambiguous: "+
+			"drop the overloads other roles made there: %w", ErrConvert, q, err)
+	case err != nil:
+		return fmt.Errorf("bigserial: checking the node in %s: %w", q, err)
 	case scalable && !sid.Valid:
 		return fmt.Errorf("%w: this node has no SID, so %s.ulid_flake_scalable() would refuse every insert (23514): "+
 			"give it one first, as the install's owner: SELECT %s.ulid_flake_set_sid(n), n from 0 to 31 and no other node's",
