@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ulidflake/ulidflake/benchmarks/internal/copyrounds"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 )
 
@@ -44,27 +45,6 @@ func BenchmarkCheckedStart(b *testing.B) {
 		CREATE TABLE unchecked (id bigint PRIMARY KEY DEFAULT unchecked(), v int)`); err != nil {
 		b.Fatal(err)
 	}
-	for rep := range *checkedReps {
-		order := []string{"unchecked", "checked"}
-		if rep%2 == 1 {
-			order[0], order[1] = order[1], order[0]
-		}
-		for _, table := range order {
-			b.Run(table, func(b *testing.B) {
-				rows := *checkedRows
-				for b.Loop() {
-					b.StopTimer()
-					if _, err := conn.Exec(ctx, `TRUNCATE `+table); err != nil {
-						b.Fatal(err)
-					}
-					b.StartTimer()
-					if _, err := conn.CopyFrom(ctx, pgx.Identifier{table}, []string{"v"},
-						pgx.CopyFromSlice(rows, func(i int) ([]any, error) { return []any{i}, nil })); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/row")
-			})
-		}
-	}
+	copyrounds.Run(b, *checkedReps, *checkedRows, [2]string{"unchecked", "checked"},
+		map[string]*pgx.Conn{"unchecked": conn, "checked": conn})
 }

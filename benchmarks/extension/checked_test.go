@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ulidflake/ulidflake/benchmarks/internal/copyrounds"
 	"github.com/ulidflake/ulidflake/internal/pgtest"
 )
 
@@ -54,28 +55,5 @@ func BenchmarkExtensionCheckedStart(b *testing.B) {
 		}
 		conns[table] = conn
 	}
-	for rep := range *extCheckedReps {
-		order := []string{"pre40", "checked"}
-		if rep%2 == 1 {
-			order[0], order[1] = order[1], order[0]
-		}
-		for _, table := range order {
-			conn := conns[table]
-			b.Run(table, func(b *testing.B) {
-				rows := *extCheckedRows
-				for b.Loop() {
-					b.StopTimer()
-					if _, err := conn.Exec(ctx, `TRUNCATE `+table); err != nil {
-						b.Fatal(err)
-					}
-					b.StartTimer()
-					if _, err := conn.CopyFrom(ctx, pgx.Identifier{table}, []string{"v"},
-						pgx.CopyFromSlice(rows, func(i int) ([]any, error) { return []any{int32(i)}, nil })); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/row")
-			})
-		}
-	}
+	copyrounds.Run(b, *extCheckedReps, *extCheckedRows, [2]string{"pre40", "checked"}, conns)
 }
