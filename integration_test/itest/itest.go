@@ -277,13 +277,33 @@ func CatalogBesides(t *testing.T, ctx context.Context, db *sql.DB, except string
 	return s
 }
 
-// BuildCLI builds cmd/ulidflake into a temporary directory.
+// cli is the CLI binary, built once per test process.
+var cli struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// BuildCLI returns cmd/ulidflake built into a temporary directory: once per
+// test process (a link costs a CPU-second), removed when the tests end
+// ([pgtest.AfterAll]).
 func BuildCLI(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "ulidflake")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/ulidflake/ulidflake/cmd/ulidflake").CombinedOutput()
-	require.NoError(t, err, string(out))
-	return bin
+	cli.once.Do(func() {
+		dir, err := os.MkdirTemp("", "ulidflake-cli-")
+		if err != nil {
+			cli.err = err
+			return
+		}
+		pgtest.AfterAll(func() { _ = os.RemoveAll(dir) })
+		cli.bin = filepath.Join(dir, "ulidflake")
+		out, err := exec.Command("go", "build", "-o", cli.bin, "github.com/ulidflake/ulidflake/cmd/ulidflake").CombinedOutput()
+		if err != nil {
+			cli.err = fmt.Errorf("building the CLI: %w\n%s", err, out)
+		}
+	})
+	require.NoError(t, cli.err)
+	return cli.bin
 }
 
 // RunBin runs the CLI and returns its exit status, stdout and stderr.

@@ -131,9 +131,13 @@ var (
 	startOnce  sync.Once
 	servers    []*Server
 	stops      []func()
-	skipWhy    string
-	startErr   error
-	docker     *dockerEnv // nil with a URL or without Docker
+	afterAll   struct {
+		sync.Mutex
+		fns []func()
+	}
+	skipWhy  string
+	startErr error
+	docker   *dockerEnv // nil with a URL or without Docker
 )
 
 // Main runs the tests and then stops the servers that they started. It
@@ -146,9 +150,7 @@ func Main(m *testing.M, setup Setup) {
 	}
 	raiseParallel()
 	code := m.Run()
-	for _, f := range stops {
-		f()
-	}
+	end()
 	if docker != nil {
 		docker.cli.Close()
 	}
@@ -319,10 +321,27 @@ func MainWithDB(m *testing.M, setup Setup, use func(*DB)) {
 			fmt.Fprintln(os.Stderr, err)
 		}
 	}
-	for _, f := range stops {
+	end()
+	os.Exit(code)
+}
+
+// AfterAll registers f to run once every test of the binary has ended,
+// before [Main] exits: for what tests share for the whole run (a binary
+// built once, say) and must not outlive it.
+func AfterAll(f func()) {
+	afterAll.Lock()
+	defer afterAll.Unlock()
+	afterAll.fns = append(afterAll.fns, f)
+}
+
+// end runs the AfterAll functions and stops what this process started.
+func end() {
+	afterAll.Lock()
+	fns := afterAll.fns
+	afterAll.Unlock()
+	for _, f := range append(fns, stops...) {
 		f()
 	}
-	os.Exit(code)
 }
 
 // start finds or starts the servers the environment asks for. It returns a
