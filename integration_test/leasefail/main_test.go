@@ -13,6 +13,11 @@ import (
 
 // TestMain builds every test database from a template migrated to the
 // latest version.
-func TestMain(m *testing.M) { pgtest.Main(m, pgtest.Migrated) }
+// Its tests mostly wait for leases' validity: the whole suite runs them
+// two per CPU too.
+func TestMain(m *testing.M) {
+	pgtest.MostlyWaits()
+	pgtest.Main(m, pgtest.Migrated)
+}
 
 const testValidity = itest.LeaseValidity
