@@ -13,10 +13,10 @@ import (
 
 // TestMain builds every test database from a template migrated to the
 // latest version.
-// Its tests mostly wait for leases' validity: the whole suite runs them
-// two per CPU too.
+// Its tests use little CPU (they sleep through leases' validity): the
+// whole suite runs them two per CPU too.
 func TestMain(m *testing.M) {
-	pgtest.MostlyWaits()
+	pgtest.LightOnCPU()
 	pgtest.Main(m, pgtest.Migrated)
 }
 

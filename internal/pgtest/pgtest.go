@@ -166,25 +166,25 @@ func Main(m *testing.M, setup Setup) {
 // busy (TestSIDLeaseLostClaim, 2 runs of 3). The whole suite
 // (ULIDFLAKE_FULL=1: four servers, -race, the heavy scenarios) keeps go
 // test's one per CPU, where its binaries keep both cores busy, except in
-// packages that call [MostlyWaits].
+// packages that call [LightOnCPU].
 const parallelPerCPU = 2
 
-var mostlyWaits bool
+var lightOnCPU bool
 
-// MostlyWaits says that the package's tests mostly wait (for leases'
-// validity, say), so that the whole suite (ULIDFLAKE_FULL=1) runs them
-// parallelPerCPU per CPU as a quick run does: at one per CPU, the lease
-// binaries left the cores two-thirds idle. Call it in TestMain before
-// [Main]. Measured on the 2-core machine with -race on four versions:
-// lease and leasefail took 181 and 113 s instead of 306 and 196 s, all
-// passing.
-func MostlyWaits() { mostlyWaits = true }
+// LightOnCPU says that the package's tests use little CPU (they sleep
+// through leases' validity, say), so that the whole suite
+// (ULIDFLAKE_FULL=1) runs them parallelPerCPU per CPU as a quick run
+// does: at one per CPU, the lease binaries left the cores two-thirds
+// idle. Call it in TestMain before [Main]. Measured on the 2-core
+// machine with -race on four versions: lease and leasefail took 181 and
+// 113 s instead of 306 and 196 s, all passing.
+func LightOnCPU() { lightOnCPU = true }
 
 // raiseParallel sets -test.parallel to parallelPerCPU per CPU, unless the
 // command line set it or the whole suite runs a package that does not
-// call [MostlyWaits]. The flags are parsed (hasWork).
+// call [LightOnCPU]. The flags are parsed (hasWork).
 func raiseParallel() {
-	if Full() && !mostlyWaits {
+	if Full() && !lightOnCPU {
 		return
 	}
 	if !flag.Parsed() {
