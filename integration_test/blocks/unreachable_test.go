@@ -57,8 +57,16 @@ func TestUnreachable(t *testing.T) {
 		src, err = blocks.NewSource(via, blocks.WithSize(8), blocks.WithValidity(200*time.Millisecond), blocks.WithTimeout(time.Second))
 		require.NoError(t, err)
 		defer src.Close()
-		_, err = src.NewWait(context.Background())
-		require.NoError(t, err)
+		// A block in hand first. The first reservation opens the proxy's
+		// first connection, which under -race on busy cores can take longer
+		// than the 1 s timeout (CI, pg17): it may fail until it succeeds.
+		for deadline := time.Now().Add(time.Minute); ; {
+			if _, err = src.NewWait(context.Background()); err == nil || time.Now().After(deadline) {
+				break
+			}
+			require.ErrorIs(t, err, blocks.ErrUnavailable)
+		}
+		require.NoError(t, err, "the first block")
 		p.hold.Store(true)
 		time.Sleep(400 * time.Millisecond) // the block grows too old
 		for range 3 {
