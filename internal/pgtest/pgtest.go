@@ -38,7 +38,9 @@
 // be told: without a registry the Ryuk reaper cannot run, so it is disabled
 // and the harness removes containers that killed test processes left
 // behind; when the daemon runs in this machine's network namespace, ports
-// are published on, and reached at, 127.0.0.1 only.
+// are published on 127.0.0.1 only, and the shared servers and PgBouncers
+// are reached at their address on Docker's bridge network, past Docker's
+// userland proxy (directHost).
 //
 // The environment overrides all of it:
 //
@@ -259,10 +261,14 @@ var nameSeq atomic.Int64
 func UniqueName() string { return fmt.Sprintf("t_%d_%d", os.Getpid(), nameSeq.Add(1)) }
 
 // newDB creates a database cloned from the template, and the function that
-// drops it.
+// drops it. FILE_COPY copies the template's files: the default since
+// PostgreSQL 15, WAL_LOG, writes every page of it to the WAL, and cost the
+// server half as much CPU again per database (40 against 26 ms, measured
+// with four clients creating and dropping databases on the 2-core
+// machine).
 func (s *Server) newDB(ctx context.Context) (*DB, func() error, error) {
 	name := UniqueName()
-	if _, err := s.admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, s.template)); err != nil {
+	if _, err := s.admin.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s STRATEGY FILE_COPY", name, s.template)); err != nil {
 		return nil, nil, fmt.Errorf("pgtest: creating database %s on %s: %w", name, s.Name, err)
 	}
 	dbURL := withDatabase(s.URL, name)
