@@ -83,6 +83,6 @@ logfile =
 		t.Fatal(err)
 	}
 	bu, _ := url.Parse(db.URL)
-	bu.Host = fmt.Sprintf("%s:%d", host, port.Num())
+	bu.Host = directHost(ctx, ctr, "6432", fmt.Sprintf("%s:%d", host, port.Num()))
 	return bu.String()
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -173,6 +174,10 @@ func runShared(ctx context.Context, img, name string, settings []string) (*Serve
 	u, err := ctr.ConnectionString(ctx, "sslmode=disable")
 	if err != nil {
 		return nil, fmt.Errorf("%s: connection string: %w", name, err)
+	}
+	if pu, err := url.Parse(u); err == nil {
+		pu.Host = directHost(ctx, ctr, "5432", pu.Host)
+		u = pu.String()
 	}
 	s, err := connect(ctx, u, img)
 	if err != nil {
