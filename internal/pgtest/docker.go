@@ -310,10 +310,9 @@ func say(format string, args ...any) {
 // without Docker's userland proxy: the container's address on the bridge
 // network, when the tests run in the daemon's network namespace
 // ([loopbackHost]) and that address answers. The proxy (docker-proxy)
-// copies every byte of every connection through a process of its own: in
-// the whole suite it cost about 100 CPU-seconds, 4% of the run, sampled
-// on the 2-core machine. It returns published, the published host:port,
-// when the container cannot be reached directly.
+// copies every byte of every connection through a process of its own, on
+// the cores the tests need. It returns published, the published
+// host:port, when the container cannot be reached directly.
 func directHost(ctx context.Context, ctr testcontainers.Container, port, published string) string {
 	if !loopbackHost() {
 		return published
