@@ -111,10 +111,15 @@ func NewCluster(t testing.TB, major int) *Cluster {
 }
 
 // serverArgs are the settings of every node: logical WAL (a superset of
-// what streaming needs) and room for replication connections.
+// what streaming needs) and room for replication connections. Like the
+// shared servers, the nodes are throwaway: no fsync and no full-page
+// writes, which guard against a machine's crash, not a server's. A
+// killed node (Kill) loses nothing it acknowledged: synchronous_commit
+// stays on, and the kernel keeps what the server wrote.
 var serverArgs = []string{
 	"postgres", "-c", "wal_level=logical", "-c", "max_wal_senders=10", "-c", "max_replication_slots=10",
 	"-c", "max_connections=200", "-c", "hot_standby=on", "-c", "wal_keep_size=512MB",
+	"-c", "fsync=off", "-c", "full_page_writes=off",
 }
 
 // Primary starts a writable server: a fresh data directory whose pg_hba
@@ -138,7 +143,7 @@ func (c *Cluster) Replica(t testing.TB, name string, primary *Node) *Node {
 	t.Helper()
 	script := fmt.Sprintf(`set -e
 until pg_isready -q -h %[1]s; do sleep 0.2; done
-PGPASSWORD=%[2]s pg_basebackup -h %[1]s -U postgres -D "$PGDATA" -R -X stream -c fast
+PGPASSWORD=%[2]s pg_basebackup -h %[1]s -U postgres -D "$PGDATA" -R -X stream -c fast --no-sync
 chmod 700 "$PGDATA"
 exec %[3]s`, primary.Name, clusterPassword, strings.Join(serverArgs, " "))
 	return c.start(t, name, []testcontainers.ContainerCustomizer{
@@ -156,7 +161,7 @@ func (c *Cluster) Copy(t testing.TB, name string, primary *Node) *Node {
 	t.Helper()
 	script := fmt.Sprintf(`set -e
 until pg_isready -q -h %[1]s; do sleep 0.2; done
-PGPASSWORD=%[2]s pg_basebackup -h %[1]s -U postgres -D "$PGDATA" -X stream -c fast
+PGPASSWORD=%[2]s pg_basebackup -h %[1]s -U postgres -D "$PGDATA" -X stream -c fast --no-sync
 chmod 700 "$PGDATA"
 exec %[3]s`, primary.Name, clusterPassword, strings.Join(serverArgs, " "))
 	return c.start(t, name, []testcontainers.ContainerCustomizer{
@@ -171,7 +176,8 @@ func (c *Cluster) start(t testing.TB, name string, opts []testcontainers.Contain
 	ctx, cancel := context.WithTimeout(context.Background(), startupTimeout+time.Minute)
 	defer cancel()
 	opts = append(opts,
-		testcontainers.WithEnv(map[string]string{"POSTGRES_PASSWORD": clusterPassword}),
+		testcontainers.WithEnv(map[string]string{"POSTGRES_PASSWORD": clusterPassword, "POSTGRES_INITDB_ARGS": "--no-sync"}),
+		dataVolume(),
 		testcontainers.WithExposedPorts("5432/tcp"),
 		testcontainers.WithLabels(containerLabels()),
 		tcnetwork.WithNetwork([]string{name}, c.nw),

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 )
@@ -329,4 +331,16 @@ func directHost(ctx context.Context, ctr testcontainers.Container, port, publish
 	}
 	c.Close()
 	return addr
+}
+
+// dataVolume puts the server's data directory (the image's PGDATA) on an
+// anonymous Docker volume: on the host's file system, not through the
+// daemon's storage driver (fuse-overlayfs here, a process that every write
+// crosses). Unlike a tmpfs, a volume outlives a stop, so a node or server
+// that a test restarts keeps its data; Docker removes it with the
+// container (testcontainers and the harness remove volumes too).
+func dataVolume() testcontainers.CustomizeRequestOption {
+	return testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Target: "/var/lib/postgresql/data"})
+	})
 }

@@ -522,6 +522,8 @@ func startContainer(ctx context.Context, img string, hostPort string) (*Server, 
 		// Room for tests that hold many sessions at once, in parallel.
 		testcontainers.WithCmdArgs("-c", "max_connections=500"),
 		testcontainers.WithLabels(containerLabels()),
+		testcontainers.WithEnv(map[string]string{"POSTGRES_INITDB_ARGS": "--no-sync"}),
+		dataVolume(),
 	}
 	for _, kv := range extraSettings {
 		opts = append(opts, testcontainers.WithCmdArgs("-c", kv))

@@ -60,6 +60,9 @@ func NewUpgrade(t testing.TB, old, new int) *Upgrade {
 	}
 	ctr, err := testcontainers.Run(ctx, img,
 		testcontainers.WithEntrypoint("sleep", "infinity"),
+		// Both clusters live in /tmp: a tmpfs, not the daemon's storage
+		// driver. The container runs until the test ends, so it keeps them.
+		testcontainers.WithTmpfs(map[string]string{"/tmp": "rw,mode=1777"}),
 		testcontainers.WithExposedPorts("5432/tcp"),
 		testcontainers.WithLabels(containerLabels()),
 		publishPort(loopbackHost(), "5432/tcp"),
@@ -97,7 +100,7 @@ func (u *Upgrade) Run(ctx context.Context) (string, error) {
 	script := fmt.Sprintf("/usr/lib/postgresql/%d/bin/pg_ctl -D /tmp/old -w -m fast stop\n", u.Old) +
 		initCluster(u.New, "/tmp/new") +
 		fmt.Sprintf("cd /tmp && /usr/lib/postgresql/%[2]d/bin/pg_upgrade -b /usr/lib/postgresql/%[1]d/bin -B /usr/lib/postgresql/%[2]d/bin "+
-			"-d /tmp/old -D /tmp/new -U postgres -s /tmp -o '-c jit=off'\n", u.Old, u.New) +
+			"-d /tmp/old -D /tmp/new -U postgres -s /tmp -o '-c jit=off' --no-sync\n", u.Old, u.New) +
 		startCluster(u.New, "/tmp/new")
 	out, err := u.Command(ctx, "bash", "-ec", script)
 	if err != nil {
@@ -124,7 +127,7 @@ func (u *Upgrade) Command(ctx context.Context, cmd ...string) (string, error) {
 }
 
 // initCluster is the shell that makes a cluster of PostgreSQL major in
-// dir as the image's entrypoint does (superuser postgres with a password,
+// dir (without syncing it to disk) as the image's entrypoint does (superuser postgres with a password,
 // UTF8), without data checksums (18 enables them by default, and
 // pg_upgrade wants both clusters alike), reached from any address with
 // the password.
@@ -134,15 +137,16 @@ func initCluster(major int, dir string) string {
 		checksums = "--no-data-checksums"
 	}
 	return fmt.Sprintf(`printf %%s %[3]s > /tmp/pw
-/usr/lib/postgresql/%[1]d/bin/initdb -D %[2]s -U postgres --pwfile=/tmp/pw -E UTF8 --auth-local=trust --auth-host=scram-sha-256 %[4]s >/dev/null
+/usr/lib/postgresql/%[1]d/bin/initdb -D %[2]s -U postgres --pwfile=/tmp/pw -E UTF8 --auth-local=trust --auth-host=scram-sha-256 --no-sync %[4]s >/dev/null
 printf '\nhost all all all scram-sha-256\n' >> %[2]s/pg_hba.conf
 `, major, dir, upgradePassword, checksums)
 }
 
 // startCluster is the shell that starts the cluster in dir, listening on
-// every address, in the background.
+// every address, in the background; throwaway, like the shared servers
+// (no fsync, no full-page writes).
 func startCluster(major int, dir string) string {
-	return fmt.Sprintf("/usr/lib/postgresql/%d/bin/pg_ctl -D %s -w -l %s.log -o \"-c listen_addresses='*' -c jit=off -c max_connections=200\" start >/dev/null\n",
+	return fmt.Sprintf("/usr/lib/postgresql/%d/bin/pg_ctl -D %s -w -l %s.log -o \"-c listen_addresses='*' -c jit=off -c max_connections=200 -c fsync=off -c full_page_writes=off\" start >/dev/null\n",
 		major, dir, dir)
 }
 
