@@ -23,7 +23,7 @@ const instances = 256
 func TestInstances(t *testing.T) {
 	pgtest.Heavy(t)
 	// Not parallel: its 256 instances hold one or two connections each, of
-	// the server's 500; beside another such test they would run out.
+	// the server's 1,000; beside another such test they would run out.
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		for _, path := range []string{"direct", "pgbouncer-transaction"} {
 			t.Run(path, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -102,7 +103,8 @@ func (st *reservedStats) add(line string) error {
 }
 
 // TestProcesses: 256 instances, each a process of its own (this test
-// binary, started again) with the default validity (1 s), write at once,
+// package, built again without -race: childBinary) with the default
+// validity (1 s), write at once,
 // directly and through PgBouncer in transaction pooling (4 server
 // connections): every ID is written once, beside DEFAULT ones, in the
 // time order stated. It logs, failed or not, what the reservations met:
@@ -110,14 +112,13 @@ func (st *reservedStats) add(line string) error {
 // again), other failures, the slowest round trip, and the calls that
 // waited longer than the default timeout (10 s; the instances wait up to
 // 2 minutes, so that a busy machine does not fail the test);
-// docs/deployments.md records them. It runs on
-// the newest server only: TestInstances covers every version with 256
-// instances, and 256 race-built processes per version would take most of
-// go test's 10-minute limit on a busy machine.
+// docs/deployments.md records them. It runs on the newest server only:
+// TestInstances covers every version with 256 instances.
 func TestProcesses(t *testing.T) {
 	pgtest.Heavy(t)
 	// Not parallel: its 256 instances hold one or two connections each, of
-	// the server's 500; beside another such test they would run out.
+	// the server's 1,000; beside another such test they would run out.
+	child := childBinary(t)
 	servers := pgtest.Servers(t)
 	newest := servers[len(servers)-1]
 	for _, s := range servers {
@@ -146,7 +147,7 @@ func TestProcesses(t *testing.T) {
 					time.Duration(st.slowest.Load()).Round(time.Millisecond), st.pastTimeout.Load(), blocks.DefaultTimeout)
 			}()
 			all := collect(t, instances, func(w int) ([]handed, error) {
-				cmd := exec.CommandContext(ctx, os.Args[0])
+				cmd := exec.CommandContext(ctx, child)
 				cmd.Env = append(os.Environ(), envChild+"="+u, envW+"="+strconv.Itoa(w), envN+"="+strconv.Itoa(per))
 				var stderr bytes.Buffer
 				cmd.Stderr = &stderr
@@ -162,6 +163,23 @@ func TestProcesses(t *testing.T) {
 			requireTimeOrder(t, all, blocks.DefaultValidity)
 		})
 	}
+}
+
+// childBinary builds this test package into a binary for TestProcesses'
+// instances, without -race whatever the test runs with. The race
+// detector multiplies a process's CPU and memory several times: 256
+// race-built processes on 2 cores took the CPU the server needed to
+// answer them, and round trips grew past a minute. Data races are the
+// goroutine tests' to find (TestInstances runs 256 instances in one
+// process); this test is about separate processes. It builds with the go
+// command on PATH, as go test itself is run; from the build cache that is
+// a link.
+func childBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "blocks-instance")
+	out, err := exec.Command("go", "test", "-c", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "building the instances' binary (go test -c, without -race): %s", out)
+	return bin
 }
 
 // parseHanded reads a child's lines, adding its stats to st.
