@@ -93,7 +93,7 @@ func TestDumpRestoreAcrossVersions(t *testing.T) {
 	oldest := slices.MinFunc(servers, func(a, b *pgtest.Server) int { return a.Major - b.Major })
 	newest := slices.MaxFunc(servers, func(a, b *pgtest.Server) int { return a.Major - b.Major })
 	if oldest.Major == newest.Major {
-		t.Skipf("one server version (%d): set %s to two or more", oldest.Major, pgtest.EnvImages)
+		t.Skipf("one server version (%d): set %s to two or more, as %s=15,18", oldest.Major, pgtest.EnvImages, pgtest.EnvImages)
 	}
 	t.Run(fmt.Sprintf("%s_to_%s", oldest.Name, newest.Name), func(t *testing.T) {
 		for _, in := range installs {

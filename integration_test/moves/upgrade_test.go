@@ -21,13 +21,14 @@ import (
 // making unique IDs that sort after the old ones (checkMovedFrom), the
 // extension's default included.
 func TestPgUpgrade(t *testing.T) {
+	pgtest.Heavy(t) // before the versions: a skip names all it needs
 	t.Parallel()
 	servers := pgtest.Servers(t)
 	requireContainers(t, servers)
 	oldest := slices.MinFunc(servers, func(a, b *pgtest.Server) int { return a.Major - b.Major })
 	newest := slices.MaxFunc(servers, func(a, b *pgtest.Server) int { return a.Major - b.Major })
 	if oldest.Major == newest.Major {
-		t.Skipf("one server version (%d): set %s to two or more", oldest.Major, pgtest.EnvImages)
+		t.Skipf("one server version (%d): set %s to two or more, as %s=15,18", oldest.Major, pgtest.EnvImages, pgtest.EnvImages)
 	}
 	t.Run(fmt.Sprintf("%s_to_%s", oldest.Name, newest.Name), func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)

@@ -15,7 +15,8 @@
 // the harness's label (org.ulidflake.pgtest), watched while the run lasts;
 // without the docker CLI they are reported as unknown. The last line is
 // "N passed, N failed, N skipped" (tests and subtests; a package that
-// failed with no failing test counts as one failure).
+// failed with no failing test counts as one failure). A package whose
+// result came from go test's cache is marked: its tests did not run.
 package main
 
 import (
@@ -60,6 +61,7 @@ type pkgCost struct {
 	tally
 	elapsed    float64
 	result     string              // pass or fail
+	cached     bool                // its result came from go test's cache
 	perVersion map[string]float64  // seconds in subtests pgNN
 	byVersion  map[string]*tally   // results of tests under pgNN
 	output     map[string][]string // each test's output, "" the package's
@@ -119,6 +121,9 @@ func (p *pkgCost) record(e event) {
 	switch e.Action {
 	case "output":
 		p.output[e.Test] = append(p.output[e.Test], e.Output)
+		if e.Test == "" && strings.HasPrefix(e.Output, "ok") && strings.Contains(e.Output, "\t(cached)") {
+			p.cached = true
+		}
 		return
 	case "pass", "fail", "skip":
 	default:
@@ -209,6 +214,7 @@ func report(w io.Writer, pkgs map[string]*pkgCost, wall time.Duration) tally {
 	var sum float64
 	versions := map[string]*versionCost{}
 	var names []string
+	cached := 0
 	for _, n := range sortedNames(pkgs) {
 		p := pkgs[n]
 		totals.pass, totals.skip, totals.fail = totals.pass+p.pass, totals.skip+p.skip, totals.fail+p.fail
@@ -219,6 +225,9 @@ func report(w io.Writer, pkgs map[string]*pkgCost, wall time.Duration) tally {
 			continue
 		}
 		names = append(names, n)
+		if p.cached {
+			cached++
+		}
 		sum += p.elapsed
 		for v, c := range p.byVersion {
 			if versions[v] == nil {
@@ -237,6 +246,9 @@ func report(w io.Writer, pkgs map[string]*pkgCost, wall time.Duration) tally {
 	sort.Strings(vnames)
 
 	fmt.Fprintf(w, "\n== test cost: %s wall, %.0f s of package time\n", wall.Round(time.Second), sum)
+	if cached > 0 {
+		fmt.Fprintf(w, "%d packages (marked *) from go test's cache: their tests did not run; their times are the cached run's (-count=1 runs them)\n", cached)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := "package\ttime (s)\tpass\tfail\tskip\t"
 	for _, v := range vnames {
@@ -245,7 +257,11 @@ func report(w io.Writer, pkgs map[string]*pkgCost, wall time.Duration) tally {
 	fmt.Fprintln(tw, head)
 	for _, n := range names {
 		p := pkgs[n]
-		row := fmt.Sprintf("%s\t%.1f\t%d\t%d\t%d\t", strings.TrimPrefix(n, "github.com/ulidflake/ulidflake/"), p.elapsed, p.pass, p.fail, p.skip)
+		name := strings.TrimPrefix(n, "github.com/ulidflake/ulidflake/")
+		if p.cached {
+			name += " *"
+		}
+		row := fmt.Sprintf("%s\t%.1f\t%d\t%d\t%d\t", name, p.elapsed, p.pass, p.fail, p.skip)
 		for _, v := range vnames {
 			row += fmt.Sprintf("%.1f\t", p.perVersion[v])
 		}

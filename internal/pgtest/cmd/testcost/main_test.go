@@ -11,7 +11,7 @@ import (
 // that timed out with no failing test: each failure's output, and the
 // package's own (the race), is printed under its package, the
 // timed-out package counts as a failure, and the version's row counts the
-// subtest.
+// subtest; a package from go test's cache is marked.
 func TestReport(t *testing.T) {
 	in := strings.Join([]string{
 		`{"Action":"output","Package":"x/a","Test":"TestA/pg18","Output":"    a_test.go:3: boom\n"}`,
@@ -26,6 +26,9 @@ func TestReport(t *testing.T) {
 		`{"Action":"skip","Package":"x/b","Test":"TestB","Elapsed":0}`,
 		`{"Action":"pass","Package":"x/b","Elapsed":0.1}`,
 		`{"Action":"output","Package":"x/c","Output":"panic: test timed out after 10m0s\n"}`,
+		`{"Action":"pass","Package":"x/d","Test":"TestD/pg18","Elapsed":3}`,
+		`{"Action":"output","Package":"x/d","Output":"ok  \tx/d\t(cached)\n"}`,
+		`{"Action":"pass","Package":"x/d","Elapsed":0}`,
 		`{"Action":"fail","Package":"x/c","Elapsed":600}`,
 	}, "\n")
 	pkgs, err := read(strings.NewReader(in))
@@ -35,15 +38,17 @@ func TestReport(t *testing.T) {
 	var out bytes.Buffer
 	failures(&out, pkgs)
 	totals := report(&out, pkgs, time.Second)
-	if totals != (tally{pass: 2, fail: 3, skip: 1}) {
-		t.Errorf("totals %+v, want 2 passed, 3 failed (2 tests and a package), 1 skipped", totals)
+	if totals != (tally{pass: 3, fail: 3, skip: 1}) {
+		t.Errorf("totals %+v, want 3 passed, 3 failed (2 tests and a package), 1 skipped", totals)
 	}
 	got := out.String()
 	for _, want := range []string{
 		"== FAIL x/a\n    a_test.go:3: boom\nWARNING: DATA RACE\n",
 		"== FAIL x/c\npanic: test timed out after 10m0s\n",
-		"pg18       2.0       1       1        0",
+		"pg18       5.0       2       1        0",
 		"1  x/b: heavy scenario: later",
+		"1 packages (marked *) from go test's cache",
+		"x/d *",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q:\n%s", want, got)
