@@ -24,9 +24,9 @@ func TestConvertIgnoresPlantedFunctions(t *testing.T) {
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		t.Parallel()
 		ctx := context.Background()
-		for i, where := range []string{"public", "pg_temp"} {
+		for _, where := range []string{"public", "pg_temp"} {
 			sdb := itest.EmptyDB(t, db.Server)
-			role := fmt.Sprintf("planter_c_%d_%d", db.Server.Major, i)
+			role := "planter_c_" + pgtest.UniqueName() // roles are the server's: unique across runs
 			_, err := sdb.ExecContext(ctx, `DROP ROLE IF EXISTS `+role+`; CREATE ROLE `+role+`; GRANT CREATE ON SCHEMA public TO `+role+`;
 				CREATE SCHEMA ids; CREATE TABLE public.customers (id serial PRIMARY KEY, name text)`)
 			require.NoError(t, err)

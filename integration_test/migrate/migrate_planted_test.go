@@ -46,7 +46,7 @@ func TestMigrateRefusesPlantedObjects(t *testing.T) {
 				$$ BEGIN EXECUTE 'ALTER ROLE %[1]s SUPERUSER'; RETURN 0; END $$`,
 		} {
 			sdb := itest.EmptyDB(t, db.Server)
-			role := fmt.Sprintf("planter_%d_%d", db.Server.Major, i)
+			role := "planter_" + pgtest.UniqueName() // roles are the server's: unique across runs
 			_, err := sdb.ExecContext(ctx, `DROP ROLE IF EXISTS `+role+`; CREATE ROLE `+role+`; GRANT CREATE ON SCHEMA public TO `+role)
 			require.NoError(t, err)
 			t.Cleanup(func() { _, _ = db.Exec(context.Background(), `DROP ROLE IF EXISTS `+role) })

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"slices"
 	"testing"
 
@@ -104,9 +103,9 @@ func TestPlantedBlockFunctionRefused(t *testing.T) {
 	pgtest.Run(t, func(t *testing.T, db *pgtest.DB) {
 		t.Parallel()
 		ctx := context.Background()
-		for i, sig := range []string{"n integer", "n text", "n bigint"} {
+		for _, sig := range []string{"n integer", "n text", "n bigint"} {
 			sdb := itest.EmptyDB(t, db.Server)
-			role := fmt.Sprintf("block_planter_%d_%d", db.Server.Major, i)
+			role := "block_planter_" + pgtest.UniqueName() // roles are the server's: unique across runs
 			_, err := migrations.Migrate(ctx, sdb, migrations.WithTarget(4))
 			require.NoError(t, err)
 			_, err = sdb.ExecContext(ctx, `DROP ROLE IF EXISTS `+role+`; CREATE ROLE `+role+`; GRANT CREATE ON SCHEMA public TO `+role)
@@ -215,7 +214,7 @@ func TestPlantedOutOfRangeRefused(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		sdb := itest.EmptyDB(t, db.Server)
-		role := fmt.Sprintf("range_planter_%d", db.Server.Major)
+		role := "range_planter_" + pgtest.UniqueName() // roles are the server's: unique across runs
 		_, err := migrations.Migrate(ctx, sdb, migrations.WithTarget(4))
 		require.NoError(t, err)
 		_, err = sdb.ExecContext(ctx, `DROP ROLE IF EXISTS `+role+`; CREATE ROLE `+role+`; GRANT CREATE ON SCHEMA public TO `+role)
