@@ -19,8 +19,9 @@
 // the first binary that needs it starts it, the others find it by name,
 // and it stops by itself once no client has been connected for two
 // minutes. It is a throwaway server: data on tmpfs, fsync off. Templates
-// are made once per server and kept, named by what they hold (the
-// migrations' content, for [Migrated]), so a binary only clones.
+// are made once per server and kept, named by what they hold (for
+// [Migrated], the migrations and the source of package migrations), so a
+// binary only clones.
 //
 // With no configuration, on any machine with a Docker Engine, the server
 // is PostgreSQL 18 ([DefaultVersions]); ULIDFLAKE_FULL=1, as CI sets it,
@@ -307,10 +308,14 @@ $check$`
 // MainWithDB is [Main] for test files that a code generator writes and that
 // read their database from a package variable (Bob's factory tests): before
 // the tests run, it makes a database on the first server and passes it to
-// use. Without a server, use is not called and those tests skip.
+// use. Without a server, use is not called and those tests skip. A run
+// that selects none of the binary's tests starts no server, as with Main.
 func MainWithDB(m *testing.M, setup Setup, use func(*DB)) {
 	mainSetup, mainCalled = setup, true
 	tclog.SetDefault(quietLogger{})
+	if !hasWork(m) {
+		os.Exit(m.Run())
+	}
 	prepareImages(context.Background())
 	startOnce.Do(func() { servers, stops, skipWhy, startErr = start(context.Background(), mainSetup) })
 	code := 0

@@ -216,6 +216,7 @@ func templateKey(setup Setup) (string, error) {
 		for _, m := range all {
 			fmt.Fprintf(h, "\x00%d\x00%s\x00%s", m.Version, m.Up, m.Down)
 		}
+		hashMigrationsSource(h)
 	default:
 		io.WriteString(h, runtime.FuncForPC(reflect.ValueOf(setup).Pointer()).Name())
 		exe, err := os.Executable()
@@ -232,6 +233,35 @@ func templateKey(setup Setup) (string, error) {
 		}
 	}
 	return "tpl_" + hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// migrationsSource are the files, relative to the repository's root, that
+// decide what [Migrated] installs beside the migrations' SQL: package
+// migrations' Go code and embedded SQL (the version table, the install on
+// a node alone) and Migrated itself; not their tests.
+var migrationsSource = []string{"migrations/*.go", "migrations/*.sql", "migrations/internal/pgsql/*.go", "internal/pgtest/pgtest.go"}
+
+// hashMigrationsSource adds migrationsSource to h, read from the source
+// tree this file was compiled from, so that a change to Migrate's Go side
+// gets a new template too while a server of an earlier run still serves.
+// Without the tree (a binary built elsewhere, -trimpath) it adds nothing.
+func hashMigrationsSource(h io.Writer) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok || !filepath.IsAbs(file) {
+		return
+	}
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	for _, pattern := range migrationsSource {
+		files, _ := filepath.Glob(filepath.Join(root, pattern))
+		for _, f := range files { // Glob sorts
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			if b, err := os.ReadFile(f); err == nil {
+				fmt.Fprintf(h, "\x00%s\x00%s", filepath.Base(f), b)
+			}
+		}
+	}
 }
 
 // prepareTemplate makes the template of setup on the server, unless a test

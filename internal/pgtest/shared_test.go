@@ -88,3 +88,19 @@ func TestLeftoversDropped(t *testing.T) {
 		}
 	}
 }
+
+// The Migrated template's key covers Migrate's Go side, read from the
+// source tree: package migrations' code (the version table's DDL is
+// there) and embedded SQL, and Migrated; not their tests.
+func TestTemplateKeyReadsMigrationsSource(t *testing.T) {
+	var b strings.Builder
+	hashMigrationsSource(&b)
+	for _, f := range []string{"migrate.go", "alone.sql", "pgsql.go", "pgtest.go"} {
+		if !strings.Contains(b.String(), "\x00"+f+"\x00") {
+			t.Errorf("the key does not read %s", f)
+		}
+	}
+	if strings.Contains(b.String(), "_test.go\x00") {
+		t.Error("the key reads a test file")
+	}
+}
